@@ -1,0 +1,1 @@
+"""Domain values and rules: claims, temporal, scope, provenance, directives, policy."""

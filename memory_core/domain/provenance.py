@@ -1,0 +1,134 @@
+"""Canonical content, provenance keys and tombstone identities (R-DOM-3, R-FORGET-1).
+
+Byte layouts follow the reference's §3.6 exactly so that keys computed here match keys
+already stored by DeepChat: NUL-separated UTF-8 for v2 keys, compact JSON array text
+(`JSON.stringify` framing) for v3 keys and tombstones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from enum import StrEnum
+
+import attrs
+
+from memory_core.domain.claims import ClaimKind
+from memory_core.domain.scope import Scope
+
+__all__ = [
+    "TombstoneIdentity",
+    "TombstoneKind",
+    "canonical_content",
+    "legacy_provenance_key",
+    "provenance_key",
+    "query_hash",
+    "tombstone_identities",
+    "working_provenance_key",
+]
+
+_WHITESPACE_RUN = re.compile(r"\s+")
+_TOMBSTONE_DOMAIN = "deepchat.agent-memory.tombstone.v1"
+_SCOPED_CONTENT_DOMAIN = "deepchat.agent-memory.tombstone.content.v2"
+_WORKING_SEED = "session-working-blob"
+
+
+def canonical_content(text: str) -> str:
+    """Trim, collapse whitespace runs to one space, NFC. Case is preserved."""
+    return unicodedata.normalize("NFC", _WHITESPACE_RUN.sub(" ", text.strip()))
+
+
+def _json_array(items: list[str]) -> str:
+    # Same text as JavaScript's JSON.stringify for an array of strings.
+    return json.dumps(items, separators=(",", ":"), ensure_ascii=False)
+
+
+def _sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def provenance_key(agent_id: str, kind: ClaimKind | str, scope: Scope, content: str) -> str:
+    """The scoped provenance key of a claim.
+
+    Agent scope keeps the v2 identity (scope left out) so existing keys stay stable;
+    narrow scopes use v3, whose JSON framing avoids NUL ambiguity.
+    """
+    kind_value = str(kind)
+    normalised = canonical_content(content)
+    if scope.is_agent:
+        digest = _sha256_hex(f"{agent_id}\0{kind_value}\0{normalised}")
+        return f"v2:{kind_value}:{digest}"
+    assert scope.scope_id is not None
+    digest = _sha256_hex(
+        _json_array([agent_id, kind_value, scope.kind.value, scope.scope_id, normalised])
+    )
+    return f"v3:{kind_value}:{digest}"
+
+
+def legacy_provenance_key(agent_id: str, kind: ClaimKind | str, content: str) -> str:
+    """The v1 key (32-bit FNV-1a). Accepted only at read and migration boundaries."""
+    kind_value = str(kind)
+    lowered = _WHITESPACE_RUN.sub(" ", content.strip().lower())
+    value = 0x811C9DC5
+    # FNV-1a over UTF-16 code units, as JavaScript's charCodeAt sees the string.
+    text = f"{agent_id}:{kind_value}:{lowered}"
+    units = text.encode("utf-16-le")
+    for index in range(0, len(units), 2):
+        value ^= units[index] | (units[index + 1] << 8)
+        value = (value * 0x01000193) & 0xFFFFFFFF
+    return f"{kind_value}:{value:08x}"
+
+
+def working_provenance_key(agent_id: str) -> str:
+    """The one working-projection row per agent is keyed by a fixed seed."""
+    return provenance_key(agent_id, "working", Scope.agent(), _WORKING_SEED)
+
+
+def query_hash(agent_id: str, query: str) -> str:
+    """A content-free identity of a recall query, recorded in manifests."""
+    return provenance_key(agent_id, "query", Scope.agent(), query.strip())
+
+
+class TombstoneKind(StrEnum):
+    PROVENANCE = "provenance"
+    CONTENT = "content"
+
+
+@attrs.frozen(kw_only=True)
+class TombstoneIdentity:
+    """One hash-only suppression identity. Holds no plaintext."""
+
+    kind: TombstoneKind
+    hash: str
+
+
+def tombstone_identities(
+    agent_id: str, scope: Scope, content: str, stored_provenance_key: str | None
+) -> tuple[TombstoneIdentity, ...]:
+    """The identities that suppress an exact replay of a forgotten claim.
+
+    The content identity leaves the kind out, so a forgotten semantic claim also blocks an
+    identical episodic replay; Agent scope keeps the pre-scope layout for compatibility.
+    """
+    identities: list[TombstoneIdentity] = []
+    if stored_provenance_key is not None:
+        identities.append(
+            TombstoneIdentity(
+                kind=TombstoneKind.PROVENANCE,
+                hash=_sha256_hex(
+                    _json_array([_TOMBSTONE_DOMAIN, "provenance", agent_id, stored_provenance_key])
+                ),
+            )
+        )
+    normalised = canonical_content(content)
+    if scope.is_agent:
+        content_text = _json_array([_TOMBSTONE_DOMAIN, "content", agent_id, normalised])
+    else:
+        assert scope.scope_id is not None
+        content_text = _json_array(
+            [_SCOPED_CONTENT_DOMAIN, agent_id, scope.kind.value, scope.scope_id, normalised]
+        )
+    identities.append(TombstoneIdentity(kind=TombstoneKind.CONTENT, hash=_sha256_hex(content_text)))
+    return tuple(identities)

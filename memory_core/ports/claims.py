@@ -1,0 +1,255 @@
+"""The claim-store port: the single source of truth for claims, directives, tombstones,
+lineage, dirty work and clear jobs (SPEC §3, §8).
+
+Semantics every implementation honours (the `ClaimStoreContract` checks them):
+- every call names its `agent_id`; there is no current agent (R-STORE-3), and another
+  agent's id behaves exactly like an unknown id (NotFound / empty), never an error that
+  reveals existence (R-PRIV-2);
+- each mutating method is one transaction; the tombstone check and the insert are in the
+  same one (R-WRITE-4); lineage edges commit with their mutation (R-LINEAGE-1);
+- a pending clear job fences the agent: reads return nothing and writes raise
+  ClearInProgress until the job finishes (R-FORGET-3);
+- content passes the secret policy before it is stored (R-PRIV-1);
+- local SQLite waits are bounded by the store's busy timeout, so these methods are
+  synchronous; the clear runner yields between batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+import attrs
+
+from memory_core.domain.claims import Claim, ClaimDraft, EmbeddingIdentity, WriteOrigin
+from memory_core.domain.directives import Directive, DirectiveKind, DirectiveStatus
+from memory_core.domain.scope import ScopeFilter
+
+__all__ = [
+    "ClaimStore",
+    "ClearPhase",
+    "ClearProgress",
+    "DeleteOutcome",
+    "Derivation",
+    "DerivationKind",
+    "FtsHit",
+    "InsertOutcome",
+    "InsertStatus",
+    "MatchMode",
+    "RepairReport",
+]
+
+
+class InsertStatus(StrEnum):
+    INSERTED = "inserted"
+    DUPLICATE = "duplicate"  # the same provenance key is already stored for this owner
+    SUPPRESSED = "suppressed"  # a tombstone matched; nothing was stored
+
+
+@attrs.frozen(kw_only=True)
+class InsertOutcome:
+    status: InsertStatus
+    claim: Claim | None = None  # the new row, or the existing duplicate
+    released_tombstones: int = 0  # > 0 only for a user add re-authorising forgotten text
+
+
+class MatchMode(StrEnum):
+    ANY = "any"  # OR of terms (recall)
+    ALL = "all"  # AND of terms (management search)
+
+
+@attrs.frozen(kw_only=True)
+class FtsHit:
+    claim_id: str
+    rank: float  # bm25: lower is better; hits come ordered best first
+
+
+@attrs.frozen(kw_only=True)
+class DeleteOutcome:
+    claim_id: str
+    tombstones_written: int
+
+
+class DerivationKind(StrEnum):
+    MERGE = "merge"
+    REFLECTION = "reflection"
+    SUPERSEDE = "supersede"
+    MANUAL_EDIT = "manual_edit"
+
+
+@attrs.frozen(kw_only=True)
+class Derivation:
+    parent_id: str
+    child_id: str
+    kind: DerivationKind
+    created_at: datetime
+
+
+class ClearPhase(StrEnum):
+    CLAIMS = "claims"
+    VECTORS = "vectors"
+    DONE = "done"
+
+
+@attrs.frozen(kw_only=True)
+class ClearProgress:
+    agent_id: str
+    phase: ClearPhase
+    removed_count: int
+
+
+@attrs.frozen(kw_only=True)
+class RepairReport:
+    """Counts and ≤20 sample ids per repair; never content."""
+
+    temporal_archived: int = 0
+    internal_normalised: int = 0
+    scope_fixed: int = 0
+    scope_deleted: int = 0
+    sample_ids: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class ClaimStore(Protocol):
+    # --- claims -------------------------------------------------------------------------
+    def insert(self, draft: ClaimDraft, *, origin: WriteOrigin, now: datetime) -> InsertOutcome:
+        """Store `draft` unless a tombstone of its provenance or content exists (SUPPRESSED)
+        or its provenance key is already stored (DUPLICATE). A USER_ADD origin releases
+        matching tombstones and inserts, atomically; no other origin ever does (R-WRITE-5)."""
+        ...
+
+    def get(self, agent_id: str, claim_id: str) -> Claim:
+        """The row, whatever its lifecycle; NotFound for unknown or foreign ids."""
+        ...
+
+    def list_claims(
+        self, agent_id: str, *, scope_filter: ScopeFilter | None = None,
+        include_inactive: bool = False, limit: int = 100, after_id: str | None = None,
+    ) -> Sequence[Claim]:
+        """Claims (never internal rows) ordered by created_at DESC, id DESC, keyset-paged."""
+        ...
+
+    def update_content(
+        self, agent_id: str, claim_id: str, *, expected_revision: int, content: str,
+        now: datetime,
+    ) -> Claim:
+        """Manual edit: CAS on revision (RevisionConflict on loss), revision+1, embedding
+        reset to pending; when the provenance changes, a new row supersedes the old one with
+        a `manual_edit` lineage edge. Refuses internal rows (ValidationError)."""
+        ...
+
+    def supersede(
+        self, agent_id: str, old_id: str, draft: ClaimDraft, *, expected_revision: int,
+        now: datetime, origin: WriteOrigin = WriteOrigin.EXTRACTION,
+    ) -> InsertOutcome:
+        """Insert `draft` and mark `old_id` superseded by it (closing a state's interval at
+        `now`), with a `supersede` edge, in one transaction. Same scope only (ScopeError)."""
+        ...
+
+    def archive(self, agent_id: str, claim_id: str, *, now: datetime) -> Claim:
+        """Recoverable forget (R-FORGET-2). Refuses internal rows."""
+        ...
+
+    def restore(self, agent_id: str, claim_id: str, *, now: datetime) -> Claim:
+        ...
+
+    def delete(self, agent_id: str, claim_id: str, *, now: datetime) -> DeleteOutcome:
+        """Selective delete (R-FORGET-1): provenance + content tombstones and the delete in
+        one transaction; FTS in step. Refuses internal rows. Vector cleanup is the caller's."""
+        ...
+
+    # --- retrieval ----------------------------------------------------------------------
+    def search_fts(
+        self, agent_id: str, terms: Sequence[str], *, scope_filter: ScopeFilter, limit: int,
+        match_mode: MatchMode = MatchMode.ANY,
+    ) -> Sequence[FtsHit]:
+        """Recallable rows of this owner and scope matching the terms, best first. The owner
+        and scope predicates apply before LIMIT (R-READ-3). Raises StoreError only for
+        storage faults; an empty or unmatched query returns []."""
+        ...
+
+    def list_applicable_by_ids(
+        self, agent_id: str, claim_ids: Sequence[str], *, scope_filter: ScopeFilter,
+        embedding: EmbeddingIdentity | None = None,
+    ) -> Sequence[Claim]:
+        """Authoritative re-validation: the subset of ids that are this owner's, in scope,
+        recallable, and — when `embedding` is given — ready with that identity. Unknown ids
+        are dropped silently. Order follows `claim_ids`."""
+        ...
+
+    def record_access(self, agent_id: str, claim_ids: Sequence[str], *, now: datetime) -> int:
+        """Bump access counters of the owner's recallable rows; a no-op under a clear job."""
+        ...
+
+    # --- embeddings ---------------------------------------------------------------------
+    def list_pending_embeddings(self, agent_id: str, *, limit: int) -> Sequence[Claim]:
+        ...
+
+    def mark_embedding(
+        self, agent_id: str, claim_id: str, *, expected_revision: int,
+        identity: EmbeddingIdentity | None, ready: bool, now: datetime,
+    ) -> bool:
+        """CAS the embedding state (ready with identity, or error/fts_only). False when the
+        revision moved on, so the caller deletes the orphan vector."""
+        ...
+
+    # --- directives (R-DIR-*) -----------------------------------------------------------
+    def create_directive(
+        self, agent_id: str, kind: DirectiveKind, content: str, *, topic: str | None = None,
+        now: datetime,
+    ) -> Directive:
+        """Explicit user create: active at once; upserts by identity; at most 64 active."""
+        ...
+
+    def suggest_directive(
+        self, agent_id: str, kind: DirectiveKind, content: str, *, topic: str | None = None,
+        now: datetime,
+    ) -> Directive | None:
+        """Derived suggestion: a draft, inserted only if its identity is absent (a rejected
+        suggestion stays rejected). Returns None when it already existed."""
+        ...
+
+    def set_directive_status(
+        self, agent_id: str, directive_id: str, status: DirectiveStatus, *, now: datetime
+    ) -> Directive:
+        """Approve (draft→active) or reject (draft→rejected); other transitions are refused."""
+        ...
+
+    def list_directives(
+        self, agent_id: str, *, status: DirectiveStatus | None = None
+    ) -> Sequence[Directive]:
+        """Ordered updated_at DESC, id ASC (R-DIR-3)."""
+        ...
+
+    # --- clear, retirement, lineage, repair ---------------------------------------------
+    def begin_clear(self, agent_id: str, *, now: datetime) -> ClearProgress:
+        """Persist a clear job; from here the agent's claims are fenced. Idempotent."""
+        ...
+
+    def run_clear_batch(self, agent_id: str, *, batch_size: int = 256) -> ClearProgress:
+        """Tombstone + delete up to `batch_size` rows in one transaction; the last batch
+        drops lineage and dirty state and moves the job to the vector phase."""
+        ...
+
+    def finish_clear(self, agent_id: str) -> None:
+        """Remove the job once vector cleanup is done or deferred."""
+        ...
+
+    def pending_clears(self) -> Sequence[ClearProgress]:
+        ...
+
+    def retire_agent(self, agent_id: str) -> None:
+        """Delete the whole namespace: claims, directives, tombstones, lineage, dirty, jobs."""
+        ...
+
+    def list_derivations(self, agent_id: str, claim_id: str) -> Sequence[Derivation]:
+        ...
+
+    def repair(self, *, now: datetime) -> RepairReport:
+        """Startup repair of temporal and scope metadata (R-TIME-4, R-SCOPE-4)."""
+        ...
+
+    def close(self) -> None:
+        ...

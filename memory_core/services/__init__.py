@@ -1,0 +1,1 @@
+"""Use cases over ports only: retrieval, ingestion, forgetting, directives, gateway."""

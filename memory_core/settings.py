@@ -1,0 +1,162 @@
+"""MemorySettings: every tunable default in one place (SPEC §11).
+
+Each field documents itself in its metadata (`doc`), which the configuration reference and
+its drift test read. Values are validated on construction; the config file loader turns a
+TOML table into this class and names any unknown key or wrong type.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from memory_core.domain.errors import ConfigError
+
+__all__ = ["MemorySettings"]
+
+
+def _doc(text: str) -> dict[str, str]:
+    return {"doc": text}
+
+
+_positive = attrs.validators.gt(0)
+_non_negative = attrs.validators.ge(0)
+_unit = [attrs.validators.ge(0.0), attrs.validators.le(1.0)]
+
+
+@attrs.frozen(kw_only=True)
+class MemorySettings:
+    # --- contribution budget (R-READ-5) -----------------------------------------------
+    contribution_budget_tokens: int = attrs.field(
+        default=1_200, validator=[attrs.validators.ge(64), attrs.validators.le(8_000)],
+        metadata=_doc("Total tokens of one turn's memory + directive contribution (64..8000)."),
+    )
+    directive_ceiling_tokens: int = attrs.field(
+        default=512, validator=_non_negative, metadata=_doc("Most tokens directives may take.")
+    )
+    directive_item_tokens: int = attrs.field(
+        default=192, validator=_positive, metadata=_doc("Most tokens one directive may take.")
+    )
+    persona_floor_tokens: int = attrs.field(
+        default=128, validator=_non_negative, metadata=_doc("Tokens guaranteed to the self-model.")
+    )
+    persona_ceiling_tokens: int = attrs.field(
+        default=320, validator=_non_negative, metadata=_doc("Most tokens the self-model may take.")
+    )
+    working_floor_tokens: int = attrs.field(
+        default=192, validator=_non_negative, metadata=_doc("Tokens guaranteed to working memory.")
+    )
+    working_ceiling_tokens: int = attrs.field(
+        default=480, validator=_non_negative, metadata=_doc("Most tokens working memory may take.")
+    )
+    recall_reservation_tokens: int = attrs.field(
+        default=256, validator=_non_negative,
+        metadata=_doc("Tokens reserved for query-recalled memories before borrowing."),
+    )
+    # --- retrieval (R-READ-4, R-READ-8) ------------------------------------------------
+    top_k: int = attrs.field(
+        default=6, validator=[_positive, attrs.validators.le(100)],
+        metadata=_doc("Memories recalled per query (1..100)."),
+    )
+    rrf_k: int = attrs.field(
+        default=60, validator=[_positive, attrs.validators.le(1_000)],
+        metadata=_doc("Reciprocal-rank-fusion constant."),
+    )
+    weight_similarity: float = attrs.field(
+        default=0.6, validator=_unit, metadata=_doc("Score weight of vector similarity.")
+    )
+    weight_recency: float = attrs.field(
+        default=0.25, validator=_unit, metadata=_doc("Score weight of recency.")
+    )
+    weight_importance: float = attrs.field(
+        default=0.15, validator=_unit, metadata=_doc("Score weight of importance.")
+    )
+    half_life_semantic_days: float = attrs.field(
+        default=14.0, validator=_positive, metadata=_doc("Recency half-life of semantic claims.")
+    )
+    half_life_episodic_days: float = attrs.field(
+        default=30.0, validator=_positive, metadata=_doc("Recency half-life of episodic claims.")
+    )
+    half_life_reflection_days: float = attrs.field(
+        default=60.0, validator=_positive, metadata=_doc("Recency half-life of reflections.")
+    )
+    similarity_threshold: float = attrs.field(
+        default=0.2, validator=_unit, metadata=_doc("Vector hits below this similarity are dropped.")
+    )
+    refill_growth: int = attrs.field(
+        default=4, validator=attrs.validators.ge(2),
+        metadata=_doc("Geometric growth of a source's candidate limit on refill."),
+    )
+    candidate_cap_per_source: int = attrs.field(
+        default=800, validator=_positive, metadata=_doc("Hard cap of candidates per source.")
+    )
+    # --- temporal policy (R-TIME-3) ----------------------------------------------------
+    temporal_hard_filter_confidence: float = attrs.field(
+        default=0.8, validator=_unit,
+        metadata=_doc("States resolved at least this confidently are filtered when out of window."),
+    )
+    temporal_uncertain_factor: float = attrs.field(
+        default=0.65, validator=_unit,
+        metadata=_doc("Score factor of an out-of-window state resolved with low confidence."),
+    )
+    # --- provider gateway (R-PROV-1, R-PROV-2) -----------------------------------------
+    query_deadline_floor_ms: int = attrs.field(
+        default=800, validator=_positive, metadata=_doc("Lower clamp of the query-embedding deadline.")
+    )
+    query_deadline_ceiling_ms: int = attrs.field(
+        default=2_000, validator=_positive,
+        metadata=_doc("Upper clamp; also the relaxed deadline after a miss."),
+    )
+    latency_smoothing: float = attrs.field(
+        default=0.25, validator=_unit, metadata=_doc("EWMA factor of observed embedding latency.")
+    )
+    latency_headroom: float = attrs.field(
+        default=1.75, validator=attrs.validators.ge(1.0),
+        metadata=_doc("Multiplier from smoothed latency to deadline."),
+    )
+    breaker_failure_threshold: int = attrs.field(
+        default=2, validator=_positive, metadata=_doc("Failures within the window that open the breaker.")
+    )
+    breaker_window_seconds: float = attrs.field(
+        default=30.0, validator=_positive, metadata=_doc("Window in which failures are counted.")
+    )
+    breaker_open_seconds: float = attrs.field(
+        default=30.0, validator=_positive, metadata=_doc("Cooldown before one half-open probe.")
+    )
+    query_max_code_points: int = attrs.field(
+        default=2_000, validator=_positive,
+        metadata=_doc("Code points of the user message sent for query embedding (R-READ-2)."),
+    )
+    embedding_batch_size: int = attrs.field(
+        default=50, validator=_positive, metadata=_doc("Texts per embedding request.")
+    )
+    # --- write path and forgetting -----------------------------------------------------
+    clear_batch_size: int = attrs.field(
+        default=256, validator=[_positive, attrs.validators.le(256)],
+        metadata=_doc("Rows per agent-clear transaction (at most 256, R-FORGET-3)."),
+    )
+    extraction_chunk_tokens: int = attrs.field(
+        default=4_000, validator=_positive, metadata=_doc("Estimated tokens per extraction chunk.")
+    )
+    extraction_chunk_code_points: int = attrs.field(
+        default=12_000, validator=_positive, metadata=_doc("Code points per extraction chunk.")
+    )
+    extracted_claim_max_code_points: int = attrs.field(
+        default=2_000, validator=_positive,
+        metadata=_doc("Longest auto-extracted claim; longer candidates are rejected."),
+    )
+    prepare_turn_deadline_ms: int = attrs.field(
+        default=4_000, validator=_positive,
+        metadata=_doc("Soft deadline of a turn's contribution; past it the turn proceeds without."),
+    )
+
+    def __attrs_post_init__(self) -> None:
+        pairs = (
+            ("persona_floor_tokens", "persona_ceiling_tokens"),
+            ("working_floor_tokens", "working_ceiling_tokens"),
+            ("query_deadline_floor_ms", "query_deadline_ceiling_ms"),
+        )
+        for low, high in pairs:
+            if getattr(self, low) > getattr(self, high):
+                raise ConfigError(f"{low} must not exceed {high}")
+        if self.directive_item_tokens > self.directive_ceiling_tokens:
+            raise ConfigError("directive_item_tokens must not exceed directive_ceiling_tokens")

@@ -1,0 +1,1 @@
+"""First-party registrations: one thin @hookimpl module per port family."""
