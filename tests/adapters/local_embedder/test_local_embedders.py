@@ -1,0 +1,156 @@
+"""The offline embedders: the MiniLM default and the deterministic hashing embedder."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from memory_adapters.local_embedder import HashingEmbedder, MiniLMEmbedder
+from memory_adapters.local_embedder.wordpiece import WordPieceTokenizer
+from memory_contracts.fakes import ManualClock
+from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.domain.errors import (
+    DeadlineExceeded,
+    OperationCancelled,
+    ProviderUnavailable,
+    ValidationError,
+)
+from memory_core.ports.providers import EmbeddingProvider, EmbeddingPurpose
+
+VOCAB = Path(__file__).parents[3] / "adapters" / "memory_adapters" / "local_embedder" / "vocab.txt"
+
+
+def _embed(provider: EmbeddingProvider, texts: list[str], seconds: float = 30.0):
+    from memory_adapters.clocks import MonotonicClock
+
+    deadline = Deadline.after(MonotonicClock(), seconds)
+    return asyncio.run(
+        provider.embed(
+            texts, purpose=EmbeddingPurpose.BATCH, deadline=deadline, cancel=CancellationToken()
+        )
+    )
+
+
+def _cosine(a, b) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+def test_minilm_ranks_the_relevant_fact_first(minilm: MiniLMEmbedder) -> None:
+    """R-PROV-6: the offline default embedder ranks a matching fact above an unrelated one."""
+    query, berlin, cat = _embed(
+        minilm,
+        ["Where does the user live?", "I moved to Berlin last year", "The cat sleeps on the sofa"],
+    )
+    assert len(query) == 384
+    assert math.isclose(math.sqrt(_cosine(query, query)), 1.0, rel_tol=1e-4)
+    assert _cosine(query, berlin) > _cosine(query, cat) + 0.1
+
+
+def test_minilm_loads_and_embeds_with_the_network_disabled(tmp_path: Path) -> None:
+    """R-PROV-6: no network at run time — every socket is refused in the child process."""
+    script = textwrap.dedent(
+        """
+        import asyncio, socket
+        def refuse(*args, **kwargs):
+            raise OSError("network disabled for this test")
+        socket.socket.connect = refuse
+        socket.socket.connect_ex = refuse
+        socket.create_connection = refuse
+        socket.getaddrinfo = refuse
+        from memory_adapters.clocks import MonotonicClock
+        from memory_adapters.local_embedder import MiniLMEmbedder
+        from memory_core.domain.cancellation import CancellationToken, Deadline
+        from memory_core.ports.providers import EmbeddingPurpose
+        vectors = asyncio.run(MiniLMEmbedder().embed(
+            ["offline"], purpose=EmbeddingPurpose.QUERY,
+            deadline=Deadline.after(MonotonicClock(), 60), cancel=CancellationToken()))
+        print(len(vectors[0]))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "384"
+
+
+def test_minilm_refuses_a_model_file_that_fails_the_checksum(tmp_path: Path) -> None:
+    """A tampered or truncated model file is refused, never run."""
+    fake = tmp_path / "model.onnx"
+    fake.write_bytes(b"not the pinned model")
+    with pytest.raises(ProviderUnavailable, match="checksum"):
+        _embed(MiniLMEmbedder(model_path=fake), ["text"])
+
+
+def test_minilm_honours_an_expired_deadline_and_cancellation(minilm: MiniLMEmbedder) -> None:
+    """R-PROV-3: the embedder stops at its deadline and on cancellation."""
+    clock = ManualClock()
+    expired = Deadline.after(clock, 1.0)
+    clock.advance(2.0)
+    with pytest.raises(DeadlineExceeded):
+        asyncio.run(
+            minilm.embed(
+                ["x"], purpose=EmbeddingPurpose.QUERY, deadline=expired, cancel=CancellationToken()
+            )
+        )
+    token = CancellationToken()
+    token.cancel("host shut down")
+    with pytest.raises(OperationCancelled):
+        asyncio.run(
+            minilm.embed(
+                ["x"],
+                purpose=EmbeddingPurpose.QUERY,
+                deadline=Deadline.after(clock, 5),
+                cancel=token,
+            )
+        )
+
+
+def test_minilm_stops_a_long_batch_at_its_deadline(minilm: MiniLMEmbedder) -> None:
+    """R-PROV-3: a run in flight is terminated when the deadline passes, not awaited."""
+    texts = [f"sentence {i} about travel plans and preferences" for i in range(4000)]
+    with pytest.raises(DeadlineExceeded):
+        _embed(minilm, texts, seconds=0.05)
+
+
+def test_wordpiece_matches_bert_ids_for_known_text() -> None:
+    """The vendored tokenizer gives BERT-uncased ids (checked against HF tokenizers offline)."""
+    tokenizer = WordPieceTokenizer(VOCAB)
+    assert tokenizer.token_ids("Hello, world!") == [7592, 1010, 2088, 999]
+    assert tokenizer.token_ids("Café") == tokenizer.token_ids("cafe")
+    assert tokenizer.encode("x")[0] == tokenizer.cls_id
+    assert len(tokenizer.encode("word " * 1000)) == 256
+
+
+def test_hashing_embedder_is_deterministic_normalised_and_lexical() -> None:
+    """The hashing embedder gives identical unit vectors for identical text."""
+    embedder = HashingEmbedder(dimensions=128)
+    first, again, related, other = _embed(
+        embedder,
+        [
+            "resolveAgentCache3 in /workspace/api/config.yaml",
+            "resolveAgentCache3 in /workspace/api/config.yaml",
+            "config.yaml for the api workspace",
+            "用户喜欢简洁的回答",
+        ],
+    )
+    assert first == again
+    assert math.isclose(_cosine(first, first), 1.0, rel_tol=1e-9)
+    assert _cosine(first, related) > _cosine(first, other)
+    assert len(_embed(embedder, ["?!"])[0]) == 128
+
+
+def test_hashing_embedder_rejects_an_unusable_dimension() -> None:
+    with pytest.raises(ValidationError, match="dimensions"):
+        HashingEmbedder(dimensions=3)
