@@ -29,7 +29,15 @@ __all__ = [
     "working_provenance_key",
 ]
 
-_WHITESPACE_RUN = re.compile(r"\s+")
+# JavaScript's `trim()` and `\s` (WhiteSpace + LineTerminator), which DeepChat's keys were
+# hashed with. Python's `\s`/`strip()` differ: they also take U+001C..U+001F and U+0085, and
+# miss U+FEFF, so content holding those would hash differently from stored keys.
+_JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+_WHITESPACE_RUN = re.compile(f"[{re.escape(_JS_WHITESPACE)}]+")
 _TOMBSTONE_DOMAIN = "deepchat.agent-memory.tombstone.v1"
 _SCOPED_CONTENT_DOMAIN = "deepchat.agent-memory.tombstone.content.v2"
 _WORKING_SEED = "session-working-blob"
@@ -37,7 +45,7 @@ _WORKING_SEED = "session-working-blob"
 
 def canonical_content(text: str) -> str:
     """Trim, collapse whitespace runs to one space, NFC. Case is preserved."""
-    return unicodedata.normalize("NFC", _WHITESPACE_RUN.sub(" ", text.strip()))
+    return unicodedata.normalize("NFC", _WHITESPACE_RUN.sub(" ", text.strip(_JS_WHITESPACE)))
 
 
 def _json_array(items: list[str]) -> str:
@@ -70,7 +78,7 @@ def provenance_key(agent_id: str, kind: ClaimKind | str, scope: Scope, content: 
 def legacy_provenance_key(agent_id: str, kind: ClaimKind | str, content: str) -> str:
     """The v1 key (32-bit FNV-1a). Accepted only at read and migration boundaries."""
     kind_value = str(kind)
-    lowered = _WHITESPACE_RUN.sub(" ", content.strip().lower())
+    lowered = _WHITESPACE_RUN.sub(" ", content.strip(_JS_WHITESPACE).lower())
     value = 0x811C9DC5
     # FNV-1a over UTF-16 code units, as JavaScript's charCodeAt sees the string.
     text = f"{agent_id}:{kind_value}:{lowered}"
@@ -78,7 +86,8 @@ def legacy_provenance_key(agent_id: str, kind: ClaimKind | str, content: str) ->
     for index in range(0, len(units), 2):
         value ^= units[index] | (units[index + 1] << 8)
         value = (value * 0x01000193) & 0xFFFFFFFF
-    return f"{kind_value}:{value:08x}"
+    # JavaScript's `(hash >>> 0).toString(16)`: no zero padding.
+    return f"{kind_value}:{value:x}"
 
 
 def working_provenance_key(agent_id: str) -> str:
