@@ -1,0 +1,85 @@
+"""CJK-aware token estimation: `ceil(1.5 × CJK-like + other / 4)` (reference §4.7)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_core.domain.tokens import estimate_tokens, is_cjk_like
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("", 0),
+        ("a", 1),
+        ("abcd", 1),
+        ("abcde", 2),
+        ("abcdefgh", 2),
+        ("hello world!", 3),
+        ("猫", 2),
+        ("猫猫", 3),
+        ("猫猫猫猫", 6),
+        ("猫abc", 3),  # 1.5 + 0.75 = 2.25
+        ("ねこ", 3),
+        ("カタカナ", 6),
+        ("한국어", 5),  # 4.5
+        ("😀", 1),  # one code point, not CJK
+    ],
+)
+def test_estimate_follows_the_reference_formula(text: str, tokens: int) -> None:
+    """R-READ-5: budgets use ceil(1.5 × CJK-like code points + other code points / 4)."""
+    assert estimate_tokens(text) == tokens
+
+
+def test_cjk_text_costs_six_times_ascii_per_code_point() -> None:
+    """R-READ-5: 400 ASCII characters are 100 tokens; 400 Han characters are 600."""
+    assert estimate_tokens("a" * 400) == 100
+    assert estimate_tokens("漢" * 400) == 600
+
+
+@pytest.mark.parametrize(
+    "char",
+    [
+        "\u4e00",  # CJK unified ideograph
+        "\u9fff",
+        "\u3400",  # extension A
+        "\U00020000",  # extension B
+        "\U0002fa1f",  # compatibility supplement end
+        "\uf900",  # compatibility ideograph
+        "\u3041",  # hiragana
+        "\u30ff",  # katakana
+        "\uac00",  # hangul syllable
+        "\u1100",  # hangul jamo
+        "\u3131",  # hangul compatibility jamo
+    ],
+)
+def test_cjk_like_ranges(char: str) -> None:
+    """R-READ-5: ideographs (incl. compatibility), kana and Hangul count as CJK-like."""
+    assert is_cjk_like(char)
+
+
+@pytest.mark.parametrize("char", ["a", "é", "Ω", "😀", "\u3000", "\u3002", "\uff21", " "])
+def test_other_characters_are_not_cjk_like(char: str) -> None:
+    """R-READ-5: Latin, Greek, emoji, CJK punctuation and full-width Latin count as other."""
+    assert not is_cjk_like(char)
+
+
+@given(st.text())
+def test_estimate_is_exact_against_an_integer_recomputation(text: str) -> None:
+    """R-READ-5: no float drift — equals ceil((6 × cjk + other) / 4) in integers."""
+    cjk = sum(1 for char in text if is_cjk_like(char))
+    other = len(text) - cjk
+    assert estimate_tokens(text) == -(-(6 * cjk + other) // 4)
+
+
+@given(st.text(), st.text())
+def test_estimate_of_a_concatenation_never_exceeds_the_parts(left: str, right: str) -> None:
+    """R-READ-5: measuring pieces separately never under-counts the joined text."""
+    joined = estimate_tokens(left + right)
+    assert joined <= estimate_tokens(left) + estimate_tokens(right)
+    assert joined >= max(estimate_tokens(left), estimate_tokens(right))
+    assert joined >= math.ceil(len(left + right) / 4)
