@@ -1,0 +1,145 @@
+"""`agent-memory`: global options, the command table, and the error/exit-code policy (R-HOST-2).
+
+Adding a command: write `memory_plugins/cli/<group>_cmd.py` with
+
+    def register(subparsers) -> None:
+        parser = subparsers.add_parser("recall", help="…")
+        parser.add_argument(...)
+        parser.set_defaults(func=run)
+
+    def run(ctx: CommandContext) -> int:   # ctx.args, ctx.out, ctx.config, ctx.data_dir,
+        ...                               # ctx.plugins (a LoadResult); return the exit code
+
+and append the module to `COMMAND_MODULES` below. Print only through `ctx.out` (tables,
+lines, or one JSON document when `ctx.out.json_mode`). Raise this library's errors
+(`AgentMemoryError` subclasses) for anything the user can fix: `main` prints them as one
+line (or a JSON error document) and exits 2. Anything else is a bug: traceback, exit 1.
+The global options (`--json`, `--data-dir`, …) are accepted before or after the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from memory_core import __version__
+from memory_core.domain.errors import AgentMemoryError
+from memory_plugins.cli import demo_cmd, plugins_cmd
+from memory_plugins.cli.context import DATA_DIR_ENV, DEFAULT_DATA_DIR, CommandContext
+from memory_plugins.cli.output import Output
+from memory_plugins.config import load_config
+
+__all__ = ["COMMAND_MODULES", "EXIT_BUG", "EXIT_OK", "EXIT_USER_ERROR", "build_parser", "main"]
+
+# One module per command group; each exposes `register(subparsers)`. Order = help order.
+COMMAND_MODULES: tuple[ModuleType, ...] = (
+    plugins_cmd,
+    demo_cmd,
+)
+
+EXIT_OK = 0
+EXIT_BUG = 1  # an unexpected exception: a bug in this program or a plugin
+EXIT_USER_ERROR = 2  # a library error (bad config, missing plugin, …) or bad arguments
+EXIT_INTERRUPTED = 130
+
+
+def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    # On subcommands the defaults are SUPPRESS, so `agent-memory --json plugins` is not
+    # reset by the subparser's own default (an argparse quirk).
+    def default(value: object) -> object:
+        return argparse.SUPPRESS if suppress else value
+
+    group = parser.add_argument_group("global options")
+    group.add_argument(
+        "--data-dir",
+        type=Path,
+        metavar="DIR",
+        default=default(None),
+        help=f"data directory (default: ${DATA_DIR_ENV}, the config's data_dir, "
+        f"or ./{DEFAULT_DATA_DIR})",
+    )
+    group.add_argument(
+        "--config",
+        type=Path,
+        metavar="PATH",
+        default=default(None),
+        help="TOML config file: [settings] and [plugins.<family>] choices",
+    )
+    group.add_argument(
+        "--json",
+        action="store_true",
+        default=default(False),
+        help="write one JSON document to stdout (errors too)",
+    )
+    group.add_argument(
+        "--strict-plugins",
+        action="store_true",
+        default=default(False),
+        help="fail on a broken or duplicate plugin instead of skipping it",
+    )
+
+
+class _Commands:
+    """The `subparsers` handed to command modules: every command also takes the globals."""
+
+    def __init__(self, action: Any, shared: argparse.ArgumentParser) -> None:
+        self._action = action
+        self._shared = shared
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        kwargs["parents"] = [*kwargs.get("parents", ()), self._shared]
+        return self._action.add_parser(name, **kwargs)
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self._action, attribute)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agent-memory",
+        description="Long-term memory for LLM agents: offline by default, plugins for the rest.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    _add_global_options(parser, suppress=False)
+    shared = argparse.ArgumentParser(add_help=False)
+    _add_global_options(shared, suppress=True)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands = _Commands(subparsers, shared)
+    for module in COMMAND_MODULES:
+        module.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command and return its exit code (the console script exits with it)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error already printed
+        return exc.code if isinstance(exc.code, int) else EXIT_USER_ERROR
+    out = Output(json_mode=args.json)
+    try:
+        context = CommandContext(
+            args=args, out=out, config=load_config(args.config), environ=os.environ
+        )
+        return int(args.func(context) or EXIT_OK)
+    except AgentMemoryError as exc:
+        out.error(exc)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        out.error(KeyboardInterrupt("interrupted"), prefix="interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        traceback.print_exc(file=sys.stderr)
+        out.error(exc, prefix="internal error")
+        return EXIT_BUG
+
+
+if __name__ == "__main__":
+    sys.exit(main())
