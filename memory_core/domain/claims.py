@@ -52,7 +52,7 @@ class ClaimKind(StrEnum):
 
     @property
     def is_internal(self) -> bool:
-        """Internal rows are never recalled, embedded, tombstoned, archived or generically deleted."""
+        """Internal rows: never recalled, embedded, tombstoned, archived or generically deleted."""
         return self in (ClaimKind.PERSONA, ClaimKind.WORKING)
 
 
@@ -74,7 +74,9 @@ CATEGORY_IMPORTANCE_FLOORS: dict[Category, float] = {
 }
 
 
-def kind_for_category(category: Category | None, default: ClaimKind = ClaimKind.SEMANTIC) -> ClaimKind:
+def kind_for_category(
+    category: Category | None, default: ClaimKind = ClaimKind.SEMANTIC
+) -> ClaimKind:
     """A task outcome is episodic; every other category is semantic; none keeps the default."""
     if category is None:
         return default
@@ -129,6 +131,18 @@ class ClaimSource:
     extractor: str | None = None
 
 
+def _closed_enum(enum: type[StrEnum], field: str):  # type: ignore[no-untyped-def]
+    # A bare ValueError would neither be typed nor name the field (R-DOM-4), and would echo
+    # the value, which may come from model output.
+    def convert(value: object) -> StrEnum:
+        try:
+            return enum(value)
+        except ValueError as exc:
+            raise ValidationError(field, f"not a known {enum.__name__}") from exc
+
+    return convert
+
+
 def _unit_interval(field: str):  # type: ignore[no-untyped-def]
     def check(instance: object, attribute: attrs.Attribute, value: object) -> None:
         if (
@@ -165,12 +179,14 @@ class ClaimDraft:
     """A claim asked to be stored; the store assigns id, provenance, revision and times."""
 
     agent_id: str = attrs.field(validator=lambda _i, _a, v: validate_agent_id(v))
-    kind: ClaimKind = attrs.field(converter=ClaimKind)
+    kind: ClaimKind = attrs.field(converter=_closed_enum(ClaimKind, "kind"))
     content: str = attrs.field(validator=_check_content(MAX_MANUAL_CONTENT_CODE_POINTS))
     category: Category | None = attrs.field(
-        default=None, converter=attrs.converters.optional(Category)
+        default=None, converter=attrs.converters.optional(_closed_enum(Category, "category"))
     )
-    importance: float = attrs.field(default=DEFAULT_IMPORTANCE, validator=_unit_interval("importance"))
+    importance: float = attrs.field(
+        default=DEFAULT_IMPORTANCE, validator=_unit_interval("importance")
+    )
     confidence: float | None = attrs.field(
         default=None, validator=attrs.validators.optional(_unit_interval("confidence"))
     )

@@ -45,6 +45,15 @@ class ScopeKind(StrEnum):
     SESSION = "session"
 
 
+def _scope_kind(value: object) -> ScopeKind:
+    # A bare ValueError would neither be typed nor name the field (R-DOM-4), and would echo
+    # the value, which may come from model output.
+    try:
+        return ScopeKind(value)
+    except ValueError as exc:
+        raise ScopeError("scope.kind", "not a known ScopeKind") from exc
+
+
 def _check_scope_id(instance: Scope, attribute: attrs.Attribute, value: str | None) -> None:
     if instance.kind is ScopeKind.AGENT:
         if value is not None:
@@ -62,7 +71,7 @@ def _check_scope_id(instance: Scope, attribute: attrs.Attribute, value: str | No
 class Scope:
     """A (kind, id) pair. Agent scope has no id; every narrower scope has exactly one."""
 
-    kind: ScopeKind = attrs.field(converter=ScopeKind)
+    kind: ScopeKind = attrs.field(converter=_scope_kind)
     scope_id: str | None = attrs.field(default=None, validator=_check_scope_id)
 
     @classmethod

@@ -270,6 +270,15 @@ def test_category_is_converted_from_its_value() -> None:
     assert draft(category="heuristic").category is Category.HEURISTIC
 
 
+@pytest.mark.parametrize(("field", "bad"), [("kind", "fact"), ("category", "gossip")])
+def test_unknown_kind_or_category_is_rejected_naming_the_field(field: str, bad: str) -> None:
+    """R-DOM-4: closed vocabularies refuse unknown values with a typed error, not echoing it."""
+    with pytest.raises(ValidationError) as caught:
+        draft(**{field: bad})
+    assert caught.value.field == field
+    assert bad not in str(caught.value)
+
+
 def test_embedding_identity_fingerprint_and_positive_dimension() -> None:
     """R-PROV-4: the storage fingerprint is `provider:model`; the dimension is positive."""
     identity = EmbeddingIdentity(provider="ollama", model="nomic-embed-text", dim=768)

@@ -66,6 +66,14 @@ def test_scope_kind_is_converted_from_its_value() -> None:
     assert str(scope) == "session:s1"
 
 
+def test_unknown_scope_kind_is_a_scope_error_naming_the_field() -> None:
+    """R-SCOPE-1, R-DOM-4: only agent/user/project/session exist; the value is not echoed."""
+    with pytest.raises(ScopeError) as caught:
+        Scope(kind="team", scope_id="t1")  # type: ignore[arg-type]
+    assert caught.value.field == "scope.kind"
+    assert "team" not in str(caught.value)
+
+
 def test_scopes_are_values() -> None:
     """R-SCOPE-3: equal pairs are equal and hashable; different ids are different scopes."""
     assert Scope.session("s1") == Scope.session("s1")
