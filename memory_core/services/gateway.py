@@ -1,0 +1,548 @@
+"""The provider gateway: every embedding and text call the services make goes through here.
+
+It owns what one provider call must not decide for itself: a deadline per purpose (the
+query embedding's adapts to observed latency, R-PROV-1), local capacity (at most 2 calls in
+flight per agent/provider/model/purpose and 64 in all), the circuit breaker on warm-recall
+query embedding (R-PROV-2), query truncation to 2,000 code points (R-READ-2), batching,
+dimension discovery, and aborting one agent's calls (R-PROV-3). A call without a `Deadline`
+is refused (R-ARCH-6).
+
+Pure: it awaits the provider ports and never touches asyncio. Enforcement of the deadline
+and the token happens in the adapters (and in the composition root's guard around every
+provider), so here a deadline is a value handed down and a token is linked per call.
+Capacity is released when the awaited provider call settles.
+
+`embed_query` is for the read path and never raises for an expected failure: it returns a
+`QueryEmbedding` whose `degradation` names what went wrong. The other methods raise the
+typed `ProviderError`s.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import Counter, deque
+from collections.abc import Awaitable, Callable, Sequence
+from enum import StrEnum
+from typing import TypeVar
+
+import attrs
+
+from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.domain.claims import EmbeddingIdentity
+from memory_core.domain.errors import (
+    CapacityRejected,
+    DeadlineExceeded,
+    OperationCancelled,
+    ProviderError,
+    ProviderResponseError,
+    ProviderUnavailable,
+    ValidationError,
+)
+from memory_core.ports.clock import InfraClock
+from memory_core.ports.providers import (
+    EmbeddingProvider,
+    EmbeddingPurpose,
+    TextProvider,
+    TextRequest,
+)
+from memory_core.services.breaker import BreakerPermit, CircuitBreakers
+from memory_core.services.deadline import AdaptiveDeadlines
+from memory_core.settings import MemorySettings
+
+__all__ = [
+    "CapacityLimits",
+    "EmbeddedBatch",
+    "GatewayDiagnostics",
+    "LatencySample",
+    "ProviderGateway",
+    "PurposeTimeouts",
+    "QueryDegradation",
+    "QueryEmbedding",
+    "TextPurpose",
+]
+
+T = TypeVar("T")
+
+WARMUP_TEXT = "memory warmup"
+_LATENCY_SAMPLES = 256
+
+
+class TextPurpose(StrEnum):
+    EXTRACTION = "extraction"
+    DECISION = "decision"
+    MAINTENANCE = "maintenance"
+
+
+class QueryDegradation(StrEnum):
+    """Why a query embedding is missing; the read path records it and goes FTS-only."""
+
+    TIMEOUT = "embeddingTimeout"
+    ERROR = "embeddingError"
+    CIRCUIT_OPEN = "embeddingCircuitOpen"
+    CANCELLED = "cancelled"
+
+
+@attrs.frozen(kw_only=True)
+class PurposeTimeouts:
+    """Fixed deadlines (seconds) of the non-query purposes; the caller's may only shorten them."""
+
+    dimension_seconds: float = attrs.field(default=15.0, validator=attrs.validators.gt(0))
+    batch_seconds: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
+    warm_seconds: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
+    text_seconds: float = attrs.field(default=60.0, validator=attrs.validators.gt(0))
+
+
+@attrs.frozen(kw_only=True)
+class CapacityLimits:
+    per_key: int = attrs.field(default=2, validator=attrs.validators.gt(0))
+    total: int = attrs.field(default=64, validator=attrs.validators.gt(0))
+
+
+@attrs.frozen(kw_only=True)
+class QueryEmbedding:
+    """A query vector, or the reason there is none.
+
+    `reason` is a closed vocabulary for diagnostics: deadline, cancelled, capacity,
+    unavailable, response, circuitOpen, unconfigured — never a provider message.
+    """
+
+    vector: tuple[float, ...] | None
+    identity: EmbeddingIdentity | None
+    degradation: QueryDegradation | None = None
+    reason: str | None = None
+    deadline_ms: int = 0
+    elapsed_ms: float = 0.0
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.vector is not None
+
+
+@attrs.frozen(kw_only=True)
+class EmbeddedBatch:
+    identity: EmbeddingIdentity
+    vectors: tuple[tuple[float, ...], ...]
+
+
+@attrs.frozen(kw_only=True)
+class LatencySample:
+    purpose: str
+    provider: str
+    model: str
+    elapsed_ms: float
+    outcome: str  # ok, deadline, cancelled, failed
+
+
+@attrs.frozen(kw_only=True)
+class GatewayDiagnostics:
+    """Content-free counters: (event, purpose) -> count, calls in flight, recent latencies."""
+
+    counts: dict[tuple[str, str], int]
+    in_flight: int
+    latencies: tuple[LatencySample, ...]
+
+    def total(self, event: str) -> int:
+        return sum(n for (name, _), n in self.counts.items() if name == event)
+
+
+def _require_call_args(deadline: object, cancel: object) -> None:
+    if not isinstance(deadline, Deadline):
+        raise ValidationError("deadline", "every provider call needs a Deadline (R-ARCH-6)")
+    if not isinstance(cancel, CancellationToken):
+        raise ValidationError("cancel", "every provider call needs a CancellationToken")
+
+
+def _vectors(raw: object, expected: int, dim: int | None) -> tuple[tuple[float, ...], ...]:
+    """Re-check what a provider returned: a third-party adapter may be careless."""
+    if isinstance(raw, str | bytes) or not isinstance(raw, Sequence) or len(raw) != expected:
+        raise ProviderResponseError(f"expected {expected} vector(s) from the provider")
+    vectors: list[tuple[float, ...]] = []
+    for item in raw:
+        try:
+            vector = tuple(float(value) for value in item)
+        except (TypeError, ValueError):
+            raise ProviderResponseError("a vector holds a non-number") from None
+        if not vector or not all(math.isfinite(value) for value in vector):
+            raise ProviderResponseError("a vector is empty or holds a non-finite value")
+        dim = len(vector) if dim is None else dim
+        if len(vector) != dim:
+            raise ProviderResponseError(f"inconsistent dimension: {len(vector)} instead of {dim}")
+        vectors.append(vector)
+    return tuple(vectors)
+
+
+class ProviderGateway:
+    """One per process (or per configuration); shared by every agent's read and write paths."""
+
+    def __init__(
+        self,
+        *,
+        clock: InfraClock,
+        embedder: EmbeddingProvider | None = None,
+        text: TextProvider | None = None,
+        settings: MemorySettings | None = None,
+        timeouts: PurposeTimeouts | None = None,
+        limits: CapacityLimits | None = None,
+    ) -> None:
+        settings = settings or MemorySettings()
+        self._clock = clock
+        self._embedder = embedder
+        self._text = text
+        self._timeouts = timeouts or PurposeTimeouts()
+        self._limits = limits or CapacityLimits()
+        self._max_query_code_points = settings.query_max_code_points
+        self._batch_size = settings.embedding_batch_size
+        self.deadlines = AdaptiveDeadlines(settings)
+        self.breakers = CircuitBreakers(clock, settings)
+        self._dims: dict[tuple[str, str], int] = {}
+        self._slots: Counter[tuple[str, str, str, str]] = Counter()
+        self._slots_total = 0
+        self._calls: dict[str, set[CancellationToken]] = {}
+        self._counts: Counter[tuple[str, str]] = Counter()
+        self._latencies: deque[LatencySample] = deque(maxlen=_LATENCY_SAMPLES)
+
+    # --- read path ---------------------------------------------------------------------
+    async def embed_query(
+        self,
+        *,
+        agent_id: str,
+        text: str,
+        deadline: Deadline,
+        cancel: CancellationToken,
+        warm_recall: bool = True,
+    ) -> QueryEmbedding:
+        """The query vector under the adaptive deadline, or a degradation (never raises for
+        provider trouble). `deadline` is the caller's (e.g. the turn's); the earlier wins.
+        `warm_recall=False` bypasses the breaker (decision retrieval, evaluations)."""
+        _require_call_args(deadline, cancel)
+        query = text[: self._max_query_code_points]
+        if not query.strip():
+            raise ValidationError("text", "must not be blank")
+        started = self._clock.monotonic()
+        result = functools.partial(
+            QueryEmbedding, vector=None, identity=None, truncated=len(query) < len(text)
+        )
+
+        def degraded(kind: QueryDegradation, reason: str, budget: int = 0) -> QueryEmbedding:
+            elapsed = 1000.0 * (self._clock.monotonic() - started)
+            return result(degradation=kind, reason=reason, deadline_ms=budget, elapsed_ms=elapsed)
+
+        embedder = self._embedder
+        if embedder is None:
+            return degraded(QueryDegradation.ERROR, "unconfigured")
+        if cancel.cancelled:
+            self._count("cancelled", EmbeddingPurpose.QUERY)
+            return degraded(QueryDegradation.CANCELLED, "cancelled")
+        key = (embedder.provider_id, embedder.model_id)
+        permit: BreakerPermit | None = None
+        if warm_recall:
+            permit = self.breakers.acquire(agent_id, f"{key[0]}:{key[1]}")
+            if permit is None:
+                self._count("circuitOpen", EmbeddingPurpose.QUERY)
+                return degraded(QueryDegradation.CIRCUIT_OPEN, "circuitOpen")
+        budget = self.deadlines.begin_ms(key)
+        own = Deadline.after(self._clock, budget / 1000.0)
+        # Only a miss of the gateway's own budget says something about the provider; the
+        # caller's shorter deadline running out does not relax the budget or trip the breaker.
+        own_binds = own.expires_at <= deadline.expires_at
+        try:
+            (vector,) = await self._embed(
+                [query],
+                agent_id=agent_id,
+                purpose=EmbeddingPurpose.QUERY,
+                deadline=own.earliest(deadline),
+                cancel=cancel,
+            )
+        except CapacityRejected:
+            self._release(permit)
+            return degraded(QueryDegradation.ERROR, "capacity", budget)
+        except OperationCancelled:
+            self._release(permit)
+            return degraded(QueryDegradation.CANCELLED, "cancelled", budget)
+        except DeadlineExceeded:
+            if own_binds:
+                self.deadlines.record_miss(key)
+                self._fail(permit)
+            else:
+                self._release(permit)
+            return degraded(QueryDegradation.TIMEOUT, "deadline", budget)
+        except ProviderError as exc:
+            self._fail(permit)
+            reason = "unavailable" if isinstance(exc, ProviderUnavailable) else "response"
+            return degraded(QueryDegradation.ERROR, reason, budget)
+        except BaseException:
+            self._release(permit)  # the caller's task was cancelled: a probe must not stay stuck
+            raise
+        elapsed = 1000.0 * (self._clock.monotonic() - started)
+        self.deadlines.record_success(key, elapsed)
+        if permit is not None:
+            self.breakers.record_success(permit)
+        return result(
+            vector=vector,
+            identity=self._identity(embedder, len(vector)),
+            deadline_ms=budget,
+            elapsed_ms=elapsed,
+        )
+
+    # --- write path and background -----------------------------------------------------
+    async def embed_batch(
+        self, *, agent_id: str, texts: Sequence[str], deadline: Deadline, cancel: CancellationToken
+    ) -> EmbeddedBatch:
+        """Vectors for `texts` in order, `embedding_batch_size` per request, all or nothing.
+
+        Each request gets the batch deadline (30 s), cut short by the caller's. No breaker.
+        """
+        _require_call_args(deadline, cancel)
+        embedder = self._require_embedder()
+        for index, text in enumerate(texts):
+            if not isinstance(text, str) or not text.strip():
+                raise ValidationError(f"texts[{index}]", "must be a non-blank string")
+        vectors: list[tuple[float, ...]] = []
+        for start in range(0, len(texts), self._batch_size):
+            vectors.extend(
+                await self._embed(
+                    list(texts[start : start + self._batch_size]),
+                    agent_id=agent_id,
+                    purpose=EmbeddingPurpose.BATCH,
+                    cancel=cancel,
+                    deadline=self._within(self._timeouts.batch_seconds, deadline),
+                )
+            )
+        if not vectors:
+            identity = await self.identity(agent_id=agent_id, deadline=deadline, cancel=cancel)
+            return EmbeddedBatch(identity=identity, vectors=())
+        return EmbeddedBatch(
+            identity=self._identity(embedder, len(vectors[0])), vectors=tuple(vectors)
+        )
+
+    async def warm(
+        self, *, agent_id: str, deadline: Deadline, cancel: CancellationToken
+    ) -> EmbeddingIdentity:
+        """Embed a fixed text to wake the model; its latency feeds the query deadline."""
+        _require_call_args(deadline, cancel)
+        embedder = self._require_embedder()
+        started = self._clock.monotonic()
+        (vector,) = await self._embed(
+            [WARMUP_TEXT],
+            agent_id=agent_id,
+            purpose=EmbeddingPurpose.WARM,
+            cancel=cancel,
+            deadline=self._within(self._timeouts.warm_seconds, deadline),
+        )
+        elapsed = 1000.0 * (self._clock.monotonic() - started)
+        self.deadlines.record_success((embedder.provider_id, embedder.model_id), elapsed)
+        return self._identity(embedder, len(vector))
+
+    async def identity(
+        self, *, agent_id: str, deadline: Deadline, cancel: CancellationToken
+    ) -> EmbeddingIdentity:
+        """The embedder's (provider, model, dimension); the dimension is asked once and cached."""
+        _require_call_args(deadline, cancel)
+        embedder = self._require_embedder()
+        key = (embedder.provider_id, embedder.model_id)
+        if key not in self._dims:
+            dim = await self._invoke(
+                lambda d, t: embedder.dimensions(deadline=d, cancel=t),
+                agent_id=agent_id,
+                provider=embedder,
+                purpose=EmbeddingPurpose.DIMENSION,
+                deadline=self._within(self._timeouts.dimension_seconds, deadline),
+                cancel=cancel,
+            )
+            if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+                raise ProviderResponseError("the provider reported an invalid dimension")
+            self._dims.setdefault(key, dim)
+        return self._identity(embedder, self._dims[key])
+
+    async def complete(
+        self,
+        *,
+        agent_id: str,
+        request: TextRequest,
+        deadline: Deadline,
+        cancel: CancellationToken,
+        purpose: TextPurpose = TextPurpose.EXTRACTION,
+    ) -> str:
+        """One completion under the text deadline (60 s) cut short by the caller's. No breaker."""
+        _require_call_args(deadline, cancel)
+        provider = self._text
+        if provider is None:
+            raise ProviderUnavailable("no text provider is configured")
+        result = await self._invoke(
+            lambda d, t: provider.complete(request, deadline=d, cancel=t),
+            agent_id=agent_id,
+            provider=provider,
+            purpose=TextPurpose(purpose),
+            deadline=self._within(self._timeouts.text_seconds, deadline),
+            cancel=cancel,
+        )
+        if not isinstance(result, str):
+            raise ProviderResponseError("the text provider returned a non-string")
+        return result
+
+    # --- lifecycle ---------------------------------------------------------------------
+    def abort_agent(self, agent_id: str, reason: str = "agent aborted") -> int:
+        """Cancel the agent's calls in flight (clear, delete, reconfiguration); how many."""
+        tokens = list(self._calls.get(agent_id, ()))
+        for token in tokens:
+            token.cancel(reason)
+        return len(tokens)
+
+    def reset_agent(self, agent_id: str) -> None:
+        """Agent cleanup: abort its calls and forget its breaker."""
+        self.abort_agent(agent_id, "agent cleanup")
+        self.breakers.reset_agent(agent_id)
+
+    def dispose(self) -> None:
+        """Abort everything and forget all breaker and latency state."""
+        for agent_id in list(self._calls):
+            self.abort_agent(agent_id, "gateway disposed")
+        self.breakers.reset_all()
+        self.deadlines.forget()
+
+    async def aclose(self) -> None:
+        """`dispose`, then close the providers' connections."""
+        self.dispose()
+        for provider in (self._embedder, self._text):
+            if provider is not None:
+                await provider.aclose()
+
+    def diagnostics(self) -> GatewayDiagnostics:
+        return GatewayDiagnostics(
+            counts=dict(self._counts),
+            in_flight=self._slots_total,
+            latencies=tuple(self._latencies),
+        )
+
+    # --- the one call path -------------------------------------------------------------
+    async def _embed(
+        self,
+        texts: list[str],
+        *,
+        agent_id: str,
+        purpose: EmbeddingPurpose,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> tuple[tuple[float, ...], ...]:
+        embedder = self._require_embedder()
+        key = (embedder.provider_id, embedder.model_id)
+        raw = await self._invoke(
+            lambda d, t: embedder.embed(texts, purpose=purpose, deadline=d, cancel=t),
+            agent_id=agent_id,
+            provider=embedder,
+            purpose=purpose,
+            deadline=deadline,
+            cancel=cancel,
+        )
+        vectors = _vectors(raw, len(texts), self._dims.get(key))
+        # The first answer fixes the dimension; a later different one is an error, never a
+        # silent mix of vector spaces (R-PROV-4).
+        self._dims.setdefault(key, len(vectors[0]))
+        return vectors
+
+    async def _invoke(
+        self,
+        call: Callable[[Deadline, CancellationToken], Awaitable[T]],
+        *,
+        agent_id: str,
+        provider: EmbeddingProvider | TextProvider,
+        purpose: str,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> T:
+        if cancel.cancelled:
+            self._count("cancelled", purpose)
+            raise OperationCancelled(cancel.reason or "cancelled")
+        if deadline.expired:
+            self._count("deadline", purpose)
+            raise DeadlineExceeded(f"{purpose}: the deadline passed before the call")
+        slot = (agent_id, provider.provider_id, provider.model_id, str(purpose))
+        if self._slots_total >= self._limits.total or self._slots[slot] >= self._limits.per_key:
+            self._count("capacityRejected", purpose)
+            raise CapacityRejected(f"{purpose}: provider capacity reached for this agent")
+        self._slots[slot] += 1
+        self._slots_total += 1
+        self._count("admitted", purpose)
+        # One token per call, so abort_agent reaches exactly this agent's calls while the
+        # caller's own token keeps working through the link.
+        token = CancellationToken()
+        unlink = cancel.on_cancel(lambda: token.cancel(cancel.reason or "cancelled"))
+        self._calls.setdefault(agent_id, set()).add(token)
+        started = self._clock.monotonic()
+        outcome = "failed"
+        try:
+            result = await call(deadline, token)
+            if token.cancelled:
+                self._count("lateAbsorbed", purpose)  # the provider ignored the token
+                raise OperationCancelled(token.reason or "cancelled")
+            outcome = "ok"
+            return result
+        except OperationCancelled:
+            outcome = "cancelled"
+            raise
+        except DeadlineExceeded:
+            outcome = "deadline"
+            raise
+        except ProviderError:
+            if token.cancelled:  # e.g. a connection torn down by the cancel itself
+                outcome = "cancelled"
+                raise OperationCancelled(token.reason or "cancelled") from None
+            raise
+        except Exception as exc:
+            # A third-party provider leaked a library exception: type it and say no more (its
+            # message may carry a URL or a key).
+            kind = type(exc).__name__
+            raise ProviderResponseError(f"{purpose}: provider raised {kind}") from None
+        finally:
+            unlink()
+            self._settle(agent_id, token, slot)
+            if outcome != "ok":
+                self._count(outcome, purpose)
+            elapsed = 1000.0 * (self._clock.monotonic() - started)
+            self._latencies.append(
+                LatencySample(
+                    purpose=str(purpose),
+                    provider=provider.provider_id,
+                    model=provider.model_id,
+                    elapsed_ms=elapsed,
+                    outcome=outcome,
+                )
+            )
+
+    def _settle(
+        self, agent_id: str, token: CancellationToken, slot: tuple[str, str, str, str]
+    ) -> None:
+        calls = self._calls.get(agent_id)
+        if calls is not None:
+            calls.discard(token)
+            if not calls:
+                del self._calls[agent_id]
+        self._slots[slot] -= 1
+        if not self._slots[slot]:
+            del self._slots[slot]
+        self._slots_total -= 1
+
+    def _within(self, seconds: float, deadline: Deadline) -> Deadline:
+        return Deadline.after(self._clock, seconds).earliest(deadline)
+
+    def _require_embedder(self) -> EmbeddingProvider:
+        if self._embedder is None:
+            raise ProviderUnavailable("no embedding provider is configured")
+        return self._embedder
+
+    @staticmethod
+    def _identity(embedder: EmbeddingProvider, dim: int) -> EmbeddingIdentity:
+        return EmbeddingIdentity(provider=embedder.provider_id, model=embedder.model_id, dim=dim)
+
+    def _count(self, event: str, purpose: str) -> None:
+        self._counts[(event, str(purpose))] += 1
+
+    def _fail(self, permit: BreakerPermit | None) -> None:
+        if permit is not None:
+            self.breakers.record_failure(permit)
+
+    def _release(self, permit: BreakerPermit | None) -> None:
+        if permit is not None:
+            self.breakers.release(permit)

@@ -1,0 +1,580 @@
+"""ProviderGateway: deadlines per purpose, capacity, truncation, batching, abort (R-PROV-*)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Sequence
+
+import pytest
+
+from memory_contracts.fake_providers import STALL, FakeEmbeddingProvider, ScriptedTextProvider
+from memory_contracts.fakes import ManualClock
+from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.domain.errors import (
+    CapacityRejected,
+    OperationCancelled,
+    ProviderResponseError,
+    ProviderUnavailable,
+    ValidationError,
+)
+from memory_core.ports.providers import ChatMessage, EmbeddingPurpose, TextRequest
+from memory_core.services.gateway import (
+    CapacityLimits,
+    ProviderGateway,
+    PurposeTimeouts,
+    QueryDegradation,
+    TextPurpose,
+)
+
+REQUEST = TextRequest(messages=[ChatMessage(role="user", content="extract")])
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+def _token() -> CancellationToken:
+    return CancellationToken()
+
+
+class SpyEmbedder:
+    """Returns what it is told to and records the deadline each call was handed."""
+
+    def __init__(self, clock: ManualClock, answer=None, dim: int = 3) -> None:
+        self.clock = clock
+        self.answer = answer
+        self.dim = dim
+        self.remaining: list[tuple[str, float]] = []
+
+    provider_id = "spy"
+    model_id = "spy-1"
+
+    async def dimensions(self, *, deadline: Deadline, cancel: CancellationToken) -> int:
+        self.remaining.append(("dimension", deadline.remaining()))
+        return self.dim
+
+    async def embed(self, texts: Sequence[str], *, purpose, deadline, cancel):
+        self.remaining.append((str(purpose), deadline.remaining()))
+        if self.answer is not None:
+            return self.answer(texts)
+        return [[1.0] * self.dim for _ in texts]
+
+    async def aclose(self) -> None:
+        return None
+
+
+# --- R-ARCH-6: no call without a deadline ------------------------------------------------
+@pytest.mark.parametrize("method", ["embed_query", "embed_batch", "warm", "identity", "complete"])
+def test_the_gateway_refuses_a_call_without_a_deadline(clock, method) -> None:
+    """R-ARCH-6: a provider call is never made without a deadline; the gateway refuses it
+    (a missing argument is a TypeError, a None deadline a ValidationError) before any
+    provider is touched."""
+    fake = FakeEmbeddingProvider()
+    text = ScriptedTextProvider(default="x")
+    gateway = ProviderGateway(clock=clock, embedder=fake, text=text)
+    extra = {
+        "embed_query": {"text": "q"},
+        "embed_batch": {"texts": ["q"]},
+        "complete": {"request": REQUEST},
+    }.get(method, {})
+    call = getattr(gateway, method)
+    with pytest.raises(TypeError):
+        asyncio.run(call(agent_id="a1", cancel=_token(), **extra))
+    with pytest.raises(ValidationError, match="deadline"):
+        asyncio.run(call(agent_id="a1", deadline=None, cancel=_token(), **extra))
+    with pytest.raises(ValidationError, match="cancel"):
+        asyncio.run(call(agent_id="a1", deadline=Deadline.after(clock, 5), cancel=None, **extra))
+    assert fake.calls == [] and text.requests == []
+
+
+# --- R-READ-2: truncation -----------------------------------------------------------------
+def test_query_embedding_sends_only_the_first_2000_code_points(clock) -> None:
+    """R-READ-2: code points, not bytes or UTF-16 units: astral characters count as one."""
+    fake = FakeEmbeddingProvider()
+    gateway = ProviderGateway(clock=clock, embedder=fake)
+    text = "😀" * 1_500 + "界" * 1_000
+    result = asyncio.run(
+        gateway.embed_query(
+            agent_id="a1", text=text, deadline=Deadline.after(clock, 5), cancel=_token()
+        )
+    )
+    (sent,) = fake.calls[0].texts
+    assert sent == "😀" * 1_500 + "界" * 500
+    assert result.truncated and result.vector == fake.vector(sent)
+    short = asyncio.run(
+        gateway.embed_query(
+            agent_id="a1", text="short", deadline=Deadline.after(clock, 5), cancel=_token()
+        )
+    )
+    assert not short.truncated and fake.calls[1].texts == ("short",)
+
+
+def test_a_blank_query_is_a_validation_error(clock) -> None:
+    gateway = ProviderGateway(clock=clock, embedder=FakeEmbeddingProvider())
+    with pytest.raises(ValidationError, match="text"):
+        asyncio.run(
+            gateway.embed_query(
+                agent_id="a1", text="  ", deadline=Deadline.after(clock, 5), cancel=_token()
+            )
+        )
+
+
+# --- per-purpose deadlines ---------------------------------------------------------------
+def test_each_purpose_gets_its_own_deadline_cut_short_by_the_callers(clock) -> None:
+    """R-PROV-1 and reference §5.1: query adaptive (800 ms first), dimension 15 s, batch and
+    warm 30 s, text 60 s; a caller's earlier deadline always wins."""
+    spy = SpyEmbedder(clock)
+    text_remaining: list[float] = []
+
+    class SpyText(ScriptedTextProvider):
+        async def complete(self, request, *, deadline, cancel):
+            text_remaining.append(deadline.remaining())
+            return "done"
+
+    gateway = ProviderGateway(clock=clock, embedder=spy, text=SpyText())
+    far = Deadline.after(clock, 1_000)
+
+    async def every_purpose(deadline: Deadline) -> None:
+        # Dimension first: any later embedding would teach the gateway the dimension.
+        await gateway.identity(agent_id="a", deadline=deadline, cancel=_token())
+        await gateway.embed_query(agent_id="a", text="q", deadline=deadline, cancel=_token())
+        await gateway.embed_batch(agent_id="a", texts=["x"], deadline=deadline, cancel=_token())
+        await gateway.warm(agent_id="a", deadline=deadline, cancel=_token())
+        await gateway.complete(agent_id="a", request=REQUEST, deadline=deadline, cancel=_token())
+
+    asyncio.run(every_purpose(far))
+    assert spy.remaining == [
+        ("dimension", pytest.approx(15.0)),
+        ("query-embedding", pytest.approx(0.8)),
+        ("embedding-batch", pytest.approx(30.0)),
+        ("embedding-warm", pytest.approx(30.0)),
+    ]
+    assert text_remaining == [pytest.approx(60.0)]
+
+    spy.remaining.clear()
+    gateway = ProviderGateway(clock=clock, embedder=spy, text=SpyText())
+    asyncio.run(every_purpose(Deadline.after(clock, 0.5)))
+    assert [remaining for _, remaining in spy.remaining] == [pytest.approx(0.5)] * 4
+    assert text_remaining[-1] == pytest.approx(0.5)
+
+
+def test_purpose_timeouts_can_be_overridden(clock) -> None:
+    spy = SpyEmbedder(clock)
+    gateway = ProviderGateway(
+        clock=clock, embedder=spy, timeouts=PurposeTimeouts(batch_seconds=5.0)
+    )
+    asyncio.run(
+        gateway.embed_batch(
+            agent_id="a", texts=["x"], deadline=Deadline.after(clock, 100), cancel=_token()
+        )
+    )
+    assert spy.remaining == [("embedding-batch", 5.0)]
+
+
+def test_an_already_expired_deadline_never_reaches_the_provider(clock) -> None:
+    """R-ARCH-6: an expired deadline is refused like a missing one would be."""
+    fake = FakeEmbeddingProvider()
+    gateway = ProviderGateway(clock=clock, embedder=fake)
+    expired = Deadline.after(clock, 0)
+    result = asyncio.run(
+        gateway.embed_query(agent_id="a", text="q", deadline=expired, cancel=_token())
+    )
+    assert result.degradation is QueryDegradation.TIMEOUT
+    assert fake.calls == []
+
+
+# --- capacity ------------------------------------------------------------------------------
+def test_capacity_is_two_per_agent_provider_model_purpose_and_released_on_settle(clock):
+    """Reference §5.1: ≤2 unsettled calls per (agent, provider, model, purpose) key; a third
+    is CapacityRejected; other agents and purposes are separate keys; settling frees a slot."""
+    fake = FakeEmbeddingProvider()
+    gateway = ProviderGateway(clock=clock, embedder=fake)
+
+    async def scenario():
+        release = asyncio.Event()
+        fake.latency = release.wait
+
+        def batch(agent: str):
+            return asyncio.ensure_future(
+                gateway.embed_batch(
+                    agent_id=agent,
+                    texts=["x"],
+                    deadline=Deadline.after(clock, 30),
+                    cancel=_token(),
+                )
+            )
+
+        held = [batch("a1"), batch("a1")]
+        await asyncio.sleep(0)
+        assert gateway.diagnostics().in_flight == 2
+        with pytest.raises(CapacityRejected):
+            await gateway.embed_batch(
+                agent_id="a1", texts=["x"], deadline=Deadline.after(clock, 30), cancel=_token()
+            )
+        other_agent = batch("a2")
+        other_purpose = asyncio.ensure_future(
+            gateway.warm(agent_id="a1", deadline=Deadline.after(clock, 30), cancel=_token())
+        )
+        await asyncio.sleep(0)
+        assert gateway.diagnostics().in_flight == 4
+        release.set()
+        await asyncio.gather(*held, other_agent, other_purpose)
+        assert gateway.diagnostics().in_flight == 0
+        fake.latency = None
+        return await gateway.embed_batch(
+            agent_id="a1", texts=["x"], deadline=Deadline.after(clock, 30), cancel=_token()
+        )
+
+    assert asyncio.run(scenario()).vectors == (fake.vector("x"),)
+    assert gateway.diagnostics().total("capacityRejected") == 1
+
+
+def test_the_global_capacity_limit_applies_across_agents(clock) -> None:
+    """Reference §5.1: a global limit (64 by default) bounds all calls together."""
+    fake = FakeEmbeddingProvider()
+    gateway = ProviderGateway(clock=clock, embedder=fake, limits=CapacityLimits(total=3))
+
+    async def scenario():
+        release = asyncio.Event()
+        fake.latency = release.wait
+        held = [
+            asyncio.ensure_future(
+                gateway.embed_batch(
+                    agent_id=f"a{i}",
+                    texts=["x"],
+                    deadline=Deadline.after(clock, 30),
+                    cancel=_token(),
+                )
+            )
+            for i in range(3)
+        ]
+        await asyncio.sleep(0)
+        try:
+            with pytest.raises(CapacityRejected):
+                await gateway.embed_batch(
+                    agent_id="a9",
+                    texts=["x"],
+                    deadline=Deadline.after(clock, 30),
+                    cancel=_token(),
+                )
+        finally:
+            release.set()
+            await asyncio.gather(*held)
+
+    asyncio.run(scenario())
+
+
+# --- cancellation --------------------------------------------------------------------------
+def test_abort_agent_cancels_only_that_agents_calls_in_flight(clock) -> None:
+    """R-PROV-3: abort_agent reaches the provider's token for that agent's calls only."""
+    fake = FakeEmbeddingProvider()
+    text = ScriptedTextProvider([STALL, "other agent's answer"])
+    gateway = ProviderGateway(clock=clock, embedder=fake, text=text)
+
+    async def scenario():
+        release = asyncio.Event()
+        fake.latency = release.wait
+        query = asyncio.ensure_future(
+            gateway.embed_query(
+                agent_id="a1", text="q", deadline=Deadline.after(clock, 30), cancel=_token()
+            )
+        )
+        completion = asyncio.ensure_future(
+            gateway.complete(
+                agent_id="a1",
+                request=REQUEST,
+                deadline=Deadline.after(clock, 30),
+                cancel=_token(),
+            )
+        )
+        other = asyncio.ensure_future(
+            gateway.embed_batch(
+                agent_id="a2", texts=["x"], deadline=Deadline.after(clock, 30), cancel=_token()
+            )
+        )
+        await asyncio.sleep(0)
+        assert gateway.abort_agent("a1") == 2
+        query_result = await query
+        with pytest.raises(OperationCancelled):
+            await completion
+        assert not other.done()
+        release.set()
+        return query_result, await other
+
+    query_result, other_result = asyncio.run(scenario())
+    assert query_result.degradation is QueryDegradation.CANCELLED
+    assert other_result.vectors == (fake.vector("x"),)
+    assert gateway.diagnostics().in_flight == 0
+
+
+def test_the_callers_token_reaches_the_provider(clock) -> None:
+    """R-PROV-3: cancelling the caller's token cancels the provider call."""
+    text = ScriptedTextProvider([STALL])
+    gateway = ProviderGateway(clock=clock, text=text)
+
+    async def scenario():
+        token = _token()
+        call = asyncio.ensure_future(
+            gateway.complete(
+                agent_id="a1", request=REQUEST, deadline=Deadline.after(clock, 30), cancel=token
+            )
+        )
+        await asyncio.sleep(0)
+        token.cancel("user stopped")
+        with pytest.raises(OperationCancelled):
+            await call
+
+    asyncio.run(scenario())
+
+
+def test_a_late_result_after_abort_is_absorbed(clock) -> None:
+    """R-PROV-3: a provider that ignores its token cannot deliver a result after the abort."""
+
+    class Deaf:
+        provider_id, model_id = "deaf", "deaf-1"
+
+        def __init__(self) -> None:
+            self.release = asyncio.Event()
+
+        async def complete(self, request, *, deadline, cancel):
+            await self.release.wait()
+            return "too late"
+
+        async def aclose(self) -> None:
+            return None
+
+    async def scenario():
+        deaf = Deaf()
+        gateway = ProviderGateway(clock=clock, text=deaf)
+        call = asyncio.ensure_future(
+            gateway.complete(
+                agent_id="a1",
+                request=REQUEST,
+                deadline=Deadline.after(clock, 30),
+                cancel=_token(),
+            )
+        )
+        await asyncio.sleep(0)
+        gateway.abort_agent("a1")
+        deaf.release.set()
+        with pytest.raises(OperationCancelled):
+            await call
+        return gateway.diagnostics()
+
+    diagnostics = asyncio.run(scenario())
+    assert diagnostics.counts[("lateAbsorbed", "extraction")] == 1
+    assert diagnostics.counts[("cancelled", "extraction")] == 1
+
+
+def test_dispose_aborts_everything_and_aclose_closes_the_providers(clock) -> None:
+    fake = FakeEmbeddingProvider()
+    text = ScriptedTextProvider([STALL])
+    gateway = ProviderGateway(clock=clock, embedder=fake, text=text)
+
+    async def scenario():
+        call = asyncio.ensure_future(
+            gateway.complete(
+                agent_id="a1",
+                request=REQUEST,
+                deadline=Deadline.after(clock, 30),
+                cancel=_token(),
+            )
+        )
+        await asyncio.sleep(0)
+        await gateway.aclose()
+        with pytest.raises(OperationCancelled):
+            await call
+
+    asyncio.run(scenario())
+    assert fake.closed and text.closed
+
+
+# --- query outcomes --------------------------------------------------------------------------
+def test_query_failures_become_degradation_codes_not_exceptions(clock) -> None:
+    """R-PROV-1, R-PROV-2: the read path gets a code — timeout, error, cancelled."""
+    fake = FakeEmbeddingProvider()
+    gateway = ProviderGateway(clock=clock, embedder=fake)
+
+    def query(token=None):
+        return asyncio.run(
+            gateway.embed_query(
+                agent_id="a1",
+                text="q",
+                deadline=Deadline.after(clock, 5),
+                cancel=token or _token(),
+            )
+        )
+
+    fake.fail_next(ProviderUnavailable("connection refused"))
+    unavailable = query()
+    assert (unavailable.degradation, unavailable.reason) == (QueryDegradation.ERROR, "unavailable")
+    gateway.reset_agent("a1")
+    fake.fail_next(ProviderResponseError("HTTP 400"))
+    assert query().reason == "response"
+    cancelled = _token()
+    cancelled.cancel()
+    assert query(cancelled).degradation is QueryDegradation.CANCELLED
+    ok = query()
+    assert ok.ok and ok.degradation is None
+    assert ok.identity.fingerprint == "fake:hash-v1" and ok.identity.dim == 16
+
+
+def test_no_embedder_configured_degrades_the_query_and_raises_elsewhere(clock) -> None:
+    gateway = ProviderGateway(clock=clock)
+    result = asyncio.run(
+        gateway.embed_query(
+            agent_id="a1", text="q", deadline=Deadline.after(clock, 5), cancel=_token()
+        )
+    )
+    assert (result.degradation, result.reason) == (QueryDegradation.ERROR, "unconfigured")
+    with pytest.raises(ProviderUnavailable):
+        asyncio.run(
+            gateway.embed_batch(
+                agent_id="a1", texts=["x"], deadline=Deadline.after(clock, 5), cancel=_token()
+            )
+        )
+    with pytest.raises(ProviderUnavailable):
+        asyncio.run(
+            gateway.complete(
+                agent_id="a1",
+                request=REQUEST,
+                deadline=Deadline.after(clock, 5),
+                cancel=_token(),
+            )
+        )
+
+
+# --- batching and validation -----------------------------------------------------------------
+def test_batch_embedding_is_split_into_requests_of_fifty_in_order(clock) -> None:
+    """Reference §5.2: 50 texts per request; vectors come back in input order."""
+    fake = FakeEmbeddingProvider()
+    gateway = ProviderGateway(clock=clock, embedder=fake)
+    texts = [f"claim {i}" for i in range(120)]
+    batch = asyncio.run(
+        gateway.embed_batch(
+            agent_id="a1", texts=texts, deadline=Deadline.after(clock, 60), cancel=_token()
+        )
+    )
+    assert [len(call.texts) for call in fake.calls] == [50, 50, 20]
+    assert {call.purpose for call in fake.calls} == {EmbeddingPurpose.BATCH}
+    assert batch.vectors == tuple(fake.vector(text) for text in texts)
+    assert batch.identity.dim == 16
+
+
+def test_blank_batch_texts_are_refused_before_any_request(clock) -> None:
+    fake = FakeEmbeddingProvider()
+    gateway = ProviderGateway(clock=clock, embedder=fake)
+    with pytest.raises(ValidationError, match=r"texts\[1\]"):
+        asyncio.run(
+            gateway.embed_batch(
+                agent_id="a1",
+                texts=["ok", ""],
+                deadline=Deadline.after(clock, 5),
+                cancel=_token(),
+            )
+        )
+    assert fake.calls == []
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda texts: [[1.0, 2.0, 3.0]] * (len(texts) + 1),  # wrong count
+        lambda texts: [[1.0, math.nan, 3.0] for _ in texts],  # non-finite
+        lambda texts: [[1.0, 2.0] for _ in texts],  # dimension differs from the known one
+        lambda texts: [[] for _ in texts],  # empty vector
+        lambda texts: [["a", "b", "c"] for _ in texts],  # not numbers
+    ],
+    ids=["count", "non-finite", "dimension", "empty", "non-number"],
+)
+def test_a_bad_provider_answer_is_a_provider_response_error(clock, answer) -> None:
+    """R-PROV-4: a vector of the wrong count, shape or dimension never passes the gateway."""
+    spy = SpyEmbedder(clock)
+    gateway = ProviderGateway(clock=clock, embedder=spy)
+    good = asyncio.run(
+        gateway.embed_batch(
+            agent_id="a", texts=["x"], deadline=Deadline.after(clock, 5), cancel=_token()
+        )
+    )
+    assert good.identity.dim == 3
+    spy.answer = answer
+    with pytest.raises(ProviderResponseError):
+        asyncio.run(
+            gateway.embed_batch(
+                agent_id="a",
+                texts=["x", "y"],
+                deadline=Deadline.after(clock, 5),
+                cancel=_token(),
+            )
+        )
+
+
+def test_dimension_discovery_is_cached_per_identity(clock) -> None:
+    fake = FakeEmbeddingProvider(dim=24)
+    gateway = ProviderGateway(clock=clock, embedder=fake)
+
+    async def twice():
+        first = await gateway.identity(
+            agent_id="a", deadline=Deadline.after(clock, 5), cancel=_token()
+        )
+        second = await gateway.identity(
+            agent_id="b", deadline=Deadline.after(clock, 5), cancel=_token()
+        )
+        return first, second
+
+    first, second = asyncio.run(twice())
+    assert first == second and first.dim == 24
+    assert sum(call.purpose is None for call in fake.calls) == 1
+
+
+def test_a_foreign_exception_from_a_provider_is_typed_and_says_nothing_more(clock) -> None:
+    """R-PROV-5: a third-party provider's raw exception (which may quote a URL or key) is
+    turned into ProviderResponseError naming only its type."""
+
+    class Leaky(ScriptedTextProvider):
+        async def complete(self, request, *, deadline, cancel):
+            raise RuntimeError("GET https://api.example/v1?key=sk-live-abcdefghijkl failed")
+
+    gateway = ProviderGateway(clock=clock, text=Leaky())
+    with pytest.raises(ProviderResponseError) as caught:
+        asyncio.run(
+            gateway.complete(
+                agent_id="a", request=REQUEST, deadline=Deadline.after(clock, 5), cancel=_token()
+            )
+        )
+    assert "RuntimeError" in str(caught.value)
+    assert "sk-live" not in str(caught.value) and caught.value.__cause__ is None
+
+
+def test_diagnostics_are_counts_and_latencies_only(clock) -> None:
+    """R-PRIV-1/R-FORGET-1: diagnostics hold no query text, only counts and timings."""
+    fake = FakeEmbeddingProvider()
+    gateway = ProviderGateway(clock=clock, embedder=fake)
+    secret_query = "my bank PIN is 4921"
+    asyncio.run(
+        gateway.embed_query(
+            agent_id="a", text=secret_query, deadline=Deadline.after(clock, 5), cancel=_token()
+        )
+    )
+    diagnostics = gateway.diagnostics()
+    assert diagnostics.counts == {("admitted", "query-embedding"): 1}
+    assert [sample.outcome for sample in diagnostics.latencies] == ["ok"]
+    assert "4921" not in repr(diagnostics)
+
+
+def test_text_completion_passes_the_request_and_purpose(clock) -> None:
+    text = ScriptedTextProvider(["answer"])
+    gateway = ProviderGateway(clock=clock, text=text)
+    result = asyncio.run(
+        gateway.complete(
+            agent_id="a",
+            request=REQUEST,
+            deadline=Deadline.after(clock, 5),
+            cancel=_token(),
+            purpose=TextPurpose.DECISION,
+        )
+    )
+    assert result == "answer" and text.requests == [REQUEST]
+    assert gateway.diagnostics().counts == {("admitted", "decision"): 1}
