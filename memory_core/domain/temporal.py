@@ -95,6 +95,18 @@ def canonical_timezone(name: str, field: str = "temporal.timezone") -> str:
         raise TemporalError(field, "unknown IANA time zone") from exc
 
 
+def _closed_enum(enum: type[StrEnum], field: str):  # type: ignore[no-untyped-def]
+    # A bare ValueError from the enum would not name the field (R-DOM-4); the value itself
+    # is left out of the message because it may come from model output.
+    def convert(value: object) -> StrEnum:
+        try:
+            return enum(value)
+        except (ValueError, TypeError) as exc:
+            raise TemporalError(field, f"not a known {enum.__name__}") from exc
+
+    return convert
+
+
 def _optional_utc(field: str):  # type: ignore[no-untyped-def]
     def convert(value: datetime | None) -> datetime | None:
         return None if value is None else require_utc(value, field)
@@ -139,7 +151,9 @@ class Interval:
         return self.relation(instant) is Relation.CURRENT
 
 
-def _check_confidence(instance: TemporalMetadata, attribute: attrs.Attribute, value: object) -> None:
+def _check_confidence(
+    instance: TemporalMetadata, attribute: attrs.Attribute, value: object
+) -> None:
     if value is None:
         return
     if (
@@ -159,10 +173,13 @@ class TemporalMetadata:
     and temporal confidence (independent of the claim's factual confidence, R-DOM-2).
     """
 
-    kind: TemporalKind = attrs.field(default=TemporalKind.ATEMPORAL, converter=TemporalKind)
+    kind: TemporalKind = attrs.field(
+        default=TemporalKind.ATEMPORAL, converter=_closed_enum(TemporalKind, "temporal.kind")
+    )
     interval: Interval = attrs.field(factory=Interval)
     precision: Precision | None = attrs.field(
-        default=None, converter=attrs.converters.optional(Precision)
+        default=None,
+        converter=attrs.converters.optional(_closed_enum(Precision, "temporal.precision")),
     )
     timezone: str | None = attrs.field(default=None)
     confidence: float | None = attrs.field(default=None, validator=_check_confidence)

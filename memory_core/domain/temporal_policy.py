@@ -1,0 +1,458 @@
+"""How time affects recall: eligibility, score factor, status, label and annotation (R-TIME-3).
+
+Reproduces DeepChat's temporal policy (reference §4.5) so its behaviour fixtures hold: in
+`current` mode high-confidence out-of-window states are filtered, low-confidence ones fail open
+with a lower factor and a qualified annotation; `evidence` mode sees everything at factor 1 with
+the same labels, because a time filter is never a physical delete. Also holds the lenient
+normaliser for stored/legacy rows (R-TIME-4) and the working-projection section mapping (§8.7).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+from datetime import UTC, datetime, timedelta
+from datetime import timezone as fixed_offset
+from decimal import ROUND_HALF_UP, Decimal
+from enum import StrEnum
+from zoneinfo import ZoneInfo
+
+import attrs
+
+from memory_core.domain.errors import TemporalError
+from memory_core.domain.temporal import (
+    ATEMPORAL,
+    Interval,
+    Precision,
+    Relation,
+    TemporalKind,
+    TemporalMetadata,
+    canonical_timezone,
+    require_utc,
+)
+from memory_core.settings import MemorySettings
+
+__all__ = [
+    "MISSING_CONFIDENCE",
+    "TemporalAssessment",
+    "TemporalMode",
+    "TemporalPolicy",
+    "TemporalStatus",
+    "WorkingSection",
+    "assess",
+    "lenient_normalise",
+    "render_bound",
+    "working_section_for",
+    "working_status_rank",
+]
+
+MISSING_CONFIDENCE = 0.5
+"""Temporal confidence assumed when none is stored (reference §4.5)."""
+
+
+class TemporalMode(StrEnum):
+    """`current` for recall and injection; `evidence` for decision and management search."""
+
+    CURRENT = "current"
+    EVIDENCE = "evidence"
+
+
+class TemporalStatus(StrEnum):
+    """Where a claim stands in time, per kind (reference §3.3)."""
+
+    ATEMPORAL = "atemporal"
+    CURRENT = "current"
+    UNDATED = "undated"
+    FUTURE = "future"
+    EXPIRED = "expired"
+    HISTORICAL = "historical"
+    FUTURE_EVENT = "future_event"
+    PLANNED = "planned"
+    PREVIOUSLY_PLANNED = "previously_planned"
+    RECURRING = "recurring"
+    FUTURE_RECURRENCE = "future_recurrence"
+    ENDED_RECURRENCE = "ended_recurrence"
+
+
+def _unit(instance: object, attribute: attrs.Attribute, value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+        raise TemporalError(f"temporal_policy.{attribute.name}", "must be a number in [0, 1]")
+
+
+@attrs.frozen(kw_only=True)
+class TemporalPolicy:
+    """The constants of reference §4.5; the first two are tunable through `MemorySettings`."""
+
+    hard_filter_confidence: float = attrs.field(default=0.8, validator=_unit)
+    uncertain_factor: float = attrs.field(default=0.65, validator=_unit)
+    undated_factor: float = attrs.field(default=0.9, validator=_unit)
+    previously_planned_factor: float = attrs.field(default=0.85, validator=_unit)
+    ended_recurrence_factor: float = attrs.field(default=0.9, validator=_unit)
+
+    @classmethod
+    def from_settings(cls, settings: MemorySettings) -> TemporalPolicy:
+        return cls(
+            hard_filter_confidence=settings.temporal_hard_filter_confidence,
+            uncertain_factor=settings.temporal_uncertain_factor,
+        )
+
+
+@attrs.frozen(kw_only=True)
+class TemporalAssessment:
+    """The policy's verdict on one claim at one instant.
+
+    `qualified` marks the low-confidence readings whose annotation states the confidence (the
+    "(+confidence)" rows of reference §4.5); `label` and `annotation` are None only for
+    atemporal claims.
+    """
+
+    eligible: bool
+    factor: float
+    status: TemporalStatus
+    label: str | None
+    qualified: bool
+    annotation: str | None
+
+
+_ATEMPORAL_ASSESSMENT = TemporalAssessment(
+    eligible=True,
+    factor=1.0,
+    status=TemporalStatus.ATEMPORAL,
+    label=None,
+    qualified=False,
+    annotation=None,
+)
+
+
+def assess(
+    metadata: TemporalMetadata,
+    now: datetime,
+    *,
+    mode: TemporalMode = TemporalMode.CURRENT,
+    policy: TemporalPolicy | None = None,
+) -> TemporalAssessment:
+    """Judge `metadata` at `now` (aware) under `mode` — reference §4.5 row by row."""
+    now = require_utc(now, "now")
+    if metadata.is_atemporal:
+        return _ATEMPORAL_ASSESSMENT
+    policy = policy or TemporalPolicy()
+    try:
+        evidence = TemporalMode(mode) is TemporalMode.EVIDENCE
+    except ValueError as exc:
+        raise TemporalError("mode", "must be 'current' or 'evidence'") from exc
+    relation = metadata.interval.relation(now)
+    trusted = _confidence(metadata) >= policy.hard_filter_confidence
+
+    def verdict(
+        status: TemporalStatus,
+        label: str,
+        factor: float,
+        *,
+        eligible: bool = True,
+        qualified: bool = False,
+    ) -> TemporalAssessment:
+        return TemporalAssessment(
+            eligible=eligible or evidence,
+            factor=1.0 if evidence else factor,
+            status=status,
+            label=label,
+            qualified=qualified,
+            annotation=_annotation(label, metadata, with_confidence=qualified),
+        )
+
+    if metadata.kind is TemporalKind.STATE:
+        if relation in (Relation.EXPIRED, Relation.FUTURE):
+            status = TemporalStatus(relation.value)
+            if trusted:
+                label = "expired state" if relation is Relation.EXPIRED else "future state"
+                return verdict(status, label, 0.0, eligible=False)
+            label = (
+                "possibly outdated state"
+                if relation is Relation.EXPIRED
+                else "possibly not yet effective state"
+            )
+            return verdict(status, label, policy.uncertain_factor, qualified=True)
+        if relation is Relation.UNDATED:
+            return verdict(
+                TemporalStatus.UNDATED,
+                "state with unspecified validity",
+                policy.undated_factor,
+                qualified=True,
+            )
+        return verdict(TemporalStatus.CURRENT, "current state", 1.0)
+    if metadata.kind is TemporalKind.EVENT:
+        if relation is Relation.FUTURE:
+            return verdict(TemporalStatus.FUTURE_EVENT, "future-dated event", 1.0)
+        return verdict(TemporalStatus.HISTORICAL, "historical event", 1.0)
+    if metadata.kind is TemporalKind.PLAN:
+        if relation is Relation.EXPIRED:
+            # A plan whose window passed never proves it happened.
+            return verdict(
+                TemporalStatus.PREVIOUSLY_PLANNED,
+                "previously planned",
+                policy.previously_planned_factor,
+            )
+        return verdict(TemporalStatus.PLANNED, "plan", 1.0)
+    if relation is Relation.EXPIRED:
+        return verdict(
+            TemporalStatus.ENDED_RECURRENCE,
+            "recurring; known window ended",
+            policy.ended_recurrence_factor,
+        )
+    if relation is Relation.FUTURE:
+        return verdict(
+            TemporalStatus.FUTURE_RECURRENCE, "recurring; known window starts in the future", 1.0
+        )
+    return verdict(TemporalStatus.RECURRING, "recurring", 1.0)
+
+
+def _confidence(metadata: TemporalMetadata) -> float:
+    return MISSING_CONFIDENCE if metadata.confidence is None else float(metadata.confidence)
+
+
+def _annotation(label: str, metadata: TemporalMetadata, *, with_confidence: bool) -> str:
+    details = [f"Temporal: {label}", _interval_phrase(metadata)]
+    if metadata.precision in (None, Precision.UNKNOWN):
+        details.append("approximate")
+    if with_confidence:
+        details.append(f"confidence {_two_decimals(_confidence(metadata))}")
+    return "[" + "; ".join(details) + "]"
+
+
+def _two_decimals(value: float) -> str:
+    # JavaScript's toFixed rounds the exact binary value half up (0.125 -> "0.13"); Python's
+    # format rounds half to even ("0.12"). The fixtures were written against toFixed.
+    return str(Decimal(value).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def _interval_phrase(metadata: TemporalMetadata) -> str:
+    precision = metadata.precision or Precision.UNKNOWN
+    zone = metadata.timezone or "UTC"
+    start, end = metadata.interval.valid_from, metadata.interval.valid_until
+    rendered_from = None if start is None else render_bound(start, precision, zone)
+    rendered_until = None if end is None else render_bound(end, precision, zone)
+    if rendered_from and rendered_until:
+        return f"from {rendered_from} until {rendered_until} ({zone})"
+    if rendered_from:
+        return f"from {rendered_from} ({zone})"
+    if rendered_until:
+        return f"until {rendered_until} ({zone})"
+    return "validity window unspecified"
+
+
+def render_bound(instant: datetime, precision: Precision, zone: str) -> str:
+    """Render one bound in the claim's zone, as finely as its precision claims."""
+    instant = require_utc(instant, "instant")
+    try:
+        local = instant.astimezone(ZoneInfo(zone))
+    except OverflowError:
+        # Only at the ends of the calendar; DeepChat falls back to ISO-8601 UTC the same way.
+        return instant.strftime("%Y-%m-%dT%H:%M:%S.") + f"{instant.microsecond // 1000:03d}Z"
+    year = f"{local.year:04d}"
+    if precision is Precision.YEAR:
+        return year
+    if precision is Precision.QUARTER:
+        return f"{year}-Q{(local.month - 1) // 3 + 1}"
+    if precision is Precision.MONTH:
+        return f"{year}-{local.month:02d}"
+    date = f"{year}-{local.month:02d}-{local.day:02d}"
+    if precision in (Precision.DAY, Precision.WEEK):
+        return date
+    if precision is Precision.HOUR:
+        return f"{date} {local.hour:02d}:00"
+    if precision is Precision.MINUTE:
+        return f"{date} {local.hour:02d}:{local.minute:02d}"
+    return f"{date} {local.hour:02d}:{local.minute:02d}:{local.second:02d}"
+
+
+# --- stored / legacy rows (reference §7.3, last paragraph; R-TIME-4) -------------------------
+
+_ISO_WITH_ZONE = re.compile(
+    r"(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})T(?P<hour>\d{2}):(?P<minute>\d{2})"
+    r"(?::(?P<second>\d{2})(?:\.(?P<fraction>\d{1,3}))?)?"
+    r"(?P<zone>Z|(?P<sign>[+-])(?P<off_h>\d{2}):(?P<off_m>\d{2}))",
+    re.ASCII,
+)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class _Unparsable(Exception):
+    pass
+
+
+def _parse_bound(value: object) -> datetime | None:
+    """An aware datetime, epoch milliseconds or strict ISO-8601 with a zone; else raise."""
+    try:
+        if value is None:
+            return None
+        if isinstance(value, datetime):
+            return require_utc(value, "bound")
+        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+            return _EPOCH + timedelta(milliseconds=int(value))
+        if isinstance(value, str) and (match := _ISO_WITH_ZONE.fullmatch(value.strip())):
+            return _parse_iso(match.groupdict())
+    except (TemporalError, OverflowError, ValueError) as exc:
+        raise _Unparsable from exc
+    raise _Unparsable
+
+
+def _parse_iso(g: dict[str, str | None]) -> datetime:
+    off_h, off_m = int(g["off_h"] or 0), int(g["off_m"] or 0)
+    if off_h > 14 or off_m > 59 or (off_h == 14 and off_m != 0):
+        raise ValueError("offset out of range")
+    offset = timedelta(hours=off_h, minutes=off_m) * (-1 if g["sign"] == "-" else 1)
+    # datetime() itself rejects year 0, 31 April, hour 24, minute 60, ...
+    fields = (int(g[name] or 0) for name in ("year", "month", "day", "hour", "minute", "second"))
+    micros = int((g["fraction"] or "0").ljust(3, "0")) * 1000
+    return datetime(*fields, micros, tzinfo=fixed_offset(offset)).astimezone(UTC)
+
+
+def _interval_or_none(valid_from: object, valid_until: object) -> Interval | None:
+    try:
+        return Interval(valid_from=_parse_bound(valid_from), valid_until=_parse_bound(valid_until))
+    except (_Unparsable, TemporalError):
+        return None
+
+
+def _zone_or_none(value: object) -> str | None:
+    try:
+        return canonical_timezone(value)  # type: ignore[arg-type]
+    except TemporalError:
+        return None
+
+
+def _lenient_confidence(value: object) -> float:
+    number = math.nan
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str) and value.strip():
+        with contextlib.suppress(ValueError):
+            number = float(value)
+    return min(1.0, max(0.0, number)) if math.isfinite(number) else MISSING_CONFIDENCE
+
+
+def lenient_normalise(
+    *,
+    kind: object,
+    valid_from: object = None,
+    valid_until: object = None,
+    confidence: object = None,
+    precision: object = None,
+    timezone: object = None,
+    fallback_timezone: str = "UTC",
+) -> tuple[TemporalMetadata, bool]:
+    """Read stored/legacy temporal fields without ever failing; report whether they were corrupt.
+
+    For rows already stored (never for model output, which is strict). Bounds may be aware
+    datetimes, epoch milliseconds or ISO-8601 with a zone. Unknown kind, an unparsable bound or
+    `from >= until` give atemporal; missing precision gives `unknown`; missing confidence gives
+    0.5; an invalid zone falls back to `fallback_timezone` with confidence capped at 0.5.
+    `was_corrupt` is True whenever the fields were not valid as stored, so startup repair
+    archives the claim instead of promoting it to a permanent fact (R-TIME-4).
+    """
+    extras = (valid_from, valid_until, confidence, precision, timezone)
+    # A legacy row without any temporal field is simply atemporal, not corrupt.
+    if kind is None or kind == TemporalKind.ATEMPORAL.value:
+        return ATEMPORAL, any(value is not None for value in extras)
+    try:
+        temporal_kind = TemporalKind(kind)  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        return ATEMPORAL, True
+    interval = _interval_or_none(valid_from, valid_until)
+    if interval is None:
+        return ATEMPORAL, True
+    if not isinstance(confidence, bool) and isinstance(confidence, int | float):
+        try:
+            strict = TemporalMetadata(
+                kind=temporal_kind,
+                interval=interval,
+                precision=precision,  # type: ignore[arg-type]
+                timezone=timezone,  # type: ignore[arg-type]
+                confidence=confidence,
+            )
+            return strict, False
+        except TemporalError:
+            pass
+    try:
+        lenient_precision = Precision(precision)  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        lenient_precision = Precision.UNKNOWN
+    requested = _zone_or_none(timezone)
+    lenient_confidence = _lenient_confidence(confidence)
+    if requested is None and timezone not in (None, ""):
+        # The bounds were resolved in a zone we can no longer trust.
+        lenient_confidence = min(lenient_confidence, MISSING_CONFIDENCE)
+    metadata = TemporalMetadata(
+        kind=temporal_kind,
+        interval=interval,
+        precision=lenient_precision,
+        timezone=requested or _zone_or_none(fallback_timezone) or "UTC",
+        confidence=lenient_confidence,
+    )
+    return metadata, True
+
+
+# --- working projection (reference §8.7, R-READ-9) -------------------------------------------
+
+
+class WorkingSection(StrEnum):
+    """Sections of the working projection, in rendering order (R-READ-9).
+
+    The value is the section heading DeepChat renders. Reflections are chosen by the caller
+    from the claim kind; the rest follow from the temporal assessment.
+    """
+
+    CURRENT_STATES = "Current high-confidence states"
+    QUALIFIED_STATES = "Qualified states"
+    STABLE_FACTS = "Stable preferences and facts"
+    RECENT_EVENTS = "Recent events"
+    PLANS_AND_RECURRING = "Plans and recurring items"
+    REFLECTIONS = "High-level reflections"
+
+    @property
+    def order(self) -> int:
+        return list(WorkingSection).index(self)
+
+
+def working_section_for(
+    assessment: TemporalAssessment,
+    metadata: TemporalMetadata,
+    *,
+    policy: TemporalPolicy | None = None,
+) -> WorkingSection | None:
+    """Section of a non-reflection claim given its current-mode assessment; None = dropped."""
+    if not assessment.eligible:
+        return None
+    status = assessment.status
+    if status is TemporalStatus.ATEMPORAL:
+        return WorkingSection.STABLE_FACTS
+    if metadata.kind is TemporalKind.STATE:
+        threshold = (policy or TemporalPolicy()).hard_filter_confidence
+        if status is TemporalStatus.CURRENT and _confidence(metadata) >= threshold:
+            return WorkingSection.CURRENT_STATES
+        return WorkingSection.QUALIFIED_STATES
+    if status is TemporalStatus.HISTORICAL:
+        return WorkingSection.RECENT_EVENTS
+    return WorkingSection.PLANS_AND_RECURRING
+
+
+_STATUS_RANK = {
+    # Qualified states: the most usable reading first.
+    TemporalStatus.CURRENT: 0,
+    TemporalStatus.UNDATED: 1,
+    TemporalStatus.EXPIRED: 2,
+    TemporalStatus.FUTURE: 3,
+    # Plans: what is still ahead before what has lapsed.
+    TemporalStatus.PLANNED: 0,
+    TemporalStatus.FUTURE_EVENT: 1,
+    TemporalStatus.RECURRING: 2,
+    TemporalStatus.FUTURE_RECURRENCE: 3,
+    TemporalStatus.PREVIOUSLY_PLANNED: 4,
+    TemporalStatus.ENDED_RECURRENCE: 5,
+}
+
+
+def working_status_rank(status: TemporalStatus) -> int:
+    """Sort key of a status inside its working section (reference §8.7); 0 where unranked."""
+    return _STATUS_RANK.get(status, 0)
