@@ -34,11 +34,8 @@ from memory_core.domain.temporal_policy import (
 )
 from memory_core.settings import MemorySettings
 
-# A vendored copy wins; the shared checkout is where the reference fixtures live today.
-_FIXTURE_PATHS = (
-    Path(__file__).parents[1] / "fixtures" / "deepchat" / "behavior-v1.json",
-    Path("/work/shared/fixtures/deepchat/behavior-v1.json"),
-)
+# DeepChat's own behaviour fixture (Apache-2.0, NOTICE beside it), vendored unchanged.
+_FIXTURE = Path(__file__).parents[1] / "fixtures" / "deepchat" / "behavior-v1.json"
 
 NOW = datetime(2026, 6, 15, 12, tzinfo=UTC)
 PAST = Interval(valid_from=NOW - timedelta(days=60), valid_until=NOW - timedelta(days=30))
@@ -289,10 +286,7 @@ def test_annotation_of_a_tokyo_claim_names_the_zone() -> None:
 
 
 def _fixture_scenario(scenario_id: str) -> tuple[datetime, dict[str, Any]]:
-    path = next((p for p in _FIXTURE_PATHS if p.is_file()), None)
-    if path is None:
-        pytest.skip("DeepChat behavior-v1.json fixture not available")
-    document = json.loads(path.read_text(encoding="utf-8"))
+    document = json.loads(_FIXTURE.read_text(encoding="utf-8"))
     now = datetime.fromtimestamp(document["clock"]["now"] / 1000, tz=UTC)
     scenario = next(s for s in document["scenarios"] if s["id"] == scenario_id)
     return now, scenario
