@@ -1,0 +1,1 @@
+"""Architecture guard tests: import-linter contracts, AST scans and runtime import isolation."""
