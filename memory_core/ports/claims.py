@@ -16,7 +16,7 @@ Semantics every implementation honours (the `ClaimStoreContract` checks them):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
@@ -24,7 +24,13 @@ from typing import Protocol, runtime_checkable
 import attrs
 
 from memory_core.domain.claims import Claim, ClaimDraft, EmbeddingIdentity, WriteOrigin
-from memory_core.domain.directives import Directive, DirectiveKind, DirectiveStatus
+from memory_core.domain.directives import (
+    MAX_ACTIVE_DIRECTIVES,
+    Directive,
+    DirectiveKind,
+    DirectiveStatus,
+)
+from memory_core.domain.errors import ValidationError
 from memory_core.domain.scope import ScopeFilter
 
 __all__ = [
@@ -34,12 +40,20 @@ __all__ = [
     "DeleteOutcome",
     "Derivation",
     "DerivationKind",
+    "DirectiveCapacityExceeded",
     "FtsHit",
     "InsertOutcome",
     "InsertStatus",
     "MatchMode",
     "RepairReport",
 ]
+
+
+class DirectiveCapacityExceeded(ValidationError):
+    """Activating one more directive would exceed MAX_ACTIVE_DIRECTIVES for the owner."""
+
+    def __init__(self) -> None:
+        super().__init__("status", f"at most {MAX_ACTIVE_DIRECTIVES} active directives per agent")
 
 
 class InsertStatus(StrEnum):
@@ -97,7 +111,9 @@ class ClearPhase(StrEnum):
 class ClearProgress:
     agent_id: str
     phase: ClearPhase
-    removed_count: int
+    removed_count: int  # rows deleted by the job so far (claims and internal rows)
+    batch_removed: int = 0  # rows deleted by the call that returned this progress
+    created_at: datetime | None = None  # when the job was persisted; None once DONE
 
 
 @attrs.frozen(kw_only=True)
@@ -108,6 +124,9 @@ class RepairReport:
     internal_normalised: int = 0
     scope_fixed: int = 0
     scope_deleted: int = 0
+    clear_tombstoned: int = 0  # deleted rows a pending clear covered: tombstoned, counted
+    self_edges_removed: int = 0
+    fts_rebuilt: bool = False
     sample_ids: tuple[str, ...] = ()
 
 
@@ -120,19 +139,37 @@ class ClaimStore(Protocol):
         matching tombstones and inserts, atomically; no other origin ever does (R-WRITE-5)."""
         ...
 
+    def insert_many(
+        self, drafts: Sequence[ClaimDraft], *, origin: WriteOrigin, now: datetime
+    ) -> Sequence[InsertOutcome]:
+        """`insert` for each draft, in order, in ONE transaction (an extraction chunk commits
+        its claims together). A later draft that repeats an earlier one is DUPLICATE. Any
+        error other than suppression/duplication rolls the whole batch back."""
+        ...
+
     def get(self, agent_id: str, claim_id: str) -> Claim:
         """The row, whatever its lifecycle; NotFound for unknown or foreign ids."""
         ...
 
     def list_claims(
-        self, agent_id: str, *, scope_filter: ScopeFilter | None = None,
-        include_inactive: bool = False, limit: int = 100, after_id: str | None = None,
+        self,
+        agent_id: str,
+        *,
+        scope_filter: ScopeFilter | None = None,
+        include_inactive: bool = False,
+        limit: int = 100,
+        after_id: str | None = None,
     ) -> Sequence[Claim]:
         """Claims (never internal rows) ordered by created_at DESC, id DESC, keyset-paged."""
         ...
 
     def update_content(
-        self, agent_id: str, claim_id: str, *, expected_revision: int, content: str,
+        self,
+        agent_id: str,
+        claim_id: str,
+        *,
+        expected_revision: int,
+        content: str,
         now: datetime,
     ) -> Claim:
         """Manual edit: CAS on revision (RevisionConflict on loss), revision+1, embedding
@@ -141,8 +178,14 @@ class ClaimStore(Protocol):
         ...
 
     def supersede(
-        self, agent_id: str, old_id: str, draft: ClaimDraft, *, expected_revision: int,
-        now: datetime, origin: WriteOrigin = WriteOrigin.EXTRACTION,
+        self,
+        agent_id: str,
+        old_id: str,
+        draft: ClaimDraft,
+        *,
+        expected_revision: int,
+        now: datetime,
+        origin: WriteOrigin = WriteOrigin.EXTRACTION,
     ) -> InsertOutcome:
         """Insert `draft` and mark `old_id` superseded by it (closing a state's interval at
         `now`), with a `supersede` edge, in one transaction. Same scope only (ScopeError)."""
@@ -152,8 +195,7 @@ class ClaimStore(Protocol):
         """Recoverable forget (R-FORGET-2). Refuses internal rows."""
         ...
 
-    def restore(self, agent_id: str, claim_id: str, *, now: datetime) -> Claim:
-        ...
+    def restore(self, agent_id: str, claim_id: str, *, now: datetime) -> Claim: ...
 
     def delete(self, agent_id: str, claim_id: str, *, now: datetime) -> DeleteOutcome:
         """Selective delete (R-FORGET-1): provenance + content tombstones and the delete in
@@ -162,7 +204,12 @@ class ClaimStore(Protocol):
 
     # --- retrieval ----------------------------------------------------------------------
     def search_fts(
-        self, agent_id: str, terms: Sequence[str], *, scope_filter: ScopeFilter, limit: int,
+        self,
+        agent_id: str,
+        terms: Sequence[str],
+        *,
+        scope_filter: ScopeFilter,
+        limit: int,
         match_mode: MatchMode = MatchMode.ANY,
     ) -> Sequence[FtsHit]:
         """Recallable rows of this owner and scope matching the terms, best first. The owner
@@ -171,12 +218,19 @@ class ClaimStore(Protocol):
         ...
 
     def list_applicable_by_ids(
-        self, agent_id: str, claim_ids: Sequence[str], *, scope_filter: ScopeFilter,
+        self,
+        agent_id: str,
+        claim_ids: Sequence[str],
+        *,
+        scope_filter: ScopeFilter,
         embedding: EmbeddingIdentity | None = None,
+        revisions: Mapping[str, int] | None = None,
     ) -> Sequence[Claim]:
-        """Authoritative re-validation: the subset of ids that are this owner's, in scope,
-        recallable, and — when `embedding` is given — ready with that identity. Unknown ids
-        are dropped silently. Order follows `claim_ids`."""
+        """Authoritative re-validation (R-READ-3): the subset of ids that are this owner's,
+        in scope, recallable, not fenced by a clear, — when `embedding` is given — ready with
+        that identity, and — when `revisions` names an id — still at that revision (a vector
+        embedded from an older text is not evidence for the new one). Unknown ids are
+        dropped silently. Order follows `claim_ids`, duplicates removed."""
         ...
 
     def record_access(self, agent_id: str, claim_ids: Sequence[str], *, now: datetime) -> int:
@@ -184,27 +238,48 @@ class ClaimStore(Protocol):
         ...
 
     # --- embeddings ---------------------------------------------------------------------
-    def list_pending_embeddings(self, agent_id: str, *, limit: int) -> Sequence[Claim]:
-        ...
+    def list_pending_embeddings(self, agent_id: str, *, limit: int) -> Sequence[Claim]: ...
 
     def mark_embedding(
-        self, agent_id: str, claim_id: str, *, expected_revision: int,
-        identity: EmbeddingIdentity | None, ready: bool, now: datetime,
+        self,
+        agent_id: str,
+        claim_id: str,
+        *,
+        expected_revision: int,
+        identity: EmbeddingIdentity | None,
+        ready: bool,
+        now: datetime,
     ) -> bool:
-        """CAS the embedding state (ready with identity, or error/fts_only). False when the
-        revision moved on, so the caller deletes the orphan vector."""
+        """CAS the embedding state on `expected_revision`: `ready=True` stores READY with
+        `identity` (required); `ready=False` stores ERROR when an identity is given, else
+        FTS_ONLY. The revision does not change. False when the revision moved on, the row is
+        gone or internal, or a clear is pending — the caller then deletes the orphan vector."""
         ...
 
     # --- directives (R-DIR-*) -----------------------------------------------------------
     def create_directive(
-        self, agent_id: str, kind: DirectiveKind, content: str, *, topic: str | None = None,
+        self,
+        agent_id: str,
+        kind: DirectiveKind,
+        content: str,
+        *,
+        topic: str | None = None,
         now: datetime,
     ) -> Directive:
-        """Explicit user create: active at once; upserts by identity; at most 64 active."""
+        """Explicit user create: active at once; upserts by identity (an existing row of the
+        same identity is updated and re-activated, whatever its status). Raises
+        DirectiveCapacityExceeded when 64 are already active, ValidationError('topic', …)
+        for a missing, stray or over-broad topic (R-DIR-2). Content and topic pass the
+        secret policy."""
         ...
 
     def suggest_directive(
-        self, agent_id: str, kind: DirectiveKind, content: str, *, topic: str | None = None,
+        self,
+        agent_id: str,
+        kind: DirectiveKind,
+        content: str,
+        *,
+        topic: str | None = None,
         now: datetime,
     ) -> Directive | None:
         """Derived suggestion: a draft, inserted only if its identity is absent (a rejected
@@ -214,42 +289,61 @@ class ClaimStore(Protocol):
     def set_directive_status(
         self, agent_id: str, directive_id: str, status: DirectiveStatus, *, now: datetime
     ) -> Directive:
-        """Approve (draft→active) or reject (draft→rejected); other transitions are refused."""
+        """Approve (draft→active, capacity-checked) or reject (draft→rejected); any other
+        transition raises ValidationError('status', …). NotFound for unknown/foreign ids."""
         ...
 
     def list_directives(
         self, agent_id: str, *, status: DirectiveStatus | None = None
     ) -> Sequence[Directive]:
-        """Ordered updated_at DESC, id ASC (R-DIR-3)."""
+        """Ordered updated_at DESC, id ASC (R-DIR-3). Directives survive a clear and are
+        readable while one is pending."""
         ...
 
     # --- clear, retirement, lineage, repair ---------------------------------------------
     def begin_clear(self, agent_id: str, *, now: datetime) -> ClearProgress:
-        """Persist a clear job; from here the agent's claims are fenced. Idempotent."""
+        """Persist a clear job; from here the agent's claims are fenced. Idempotent: an
+        existing job is returned as it stands."""
         ...
 
     def run_clear_batch(self, agent_id: str, *, batch_size: int = 256) -> ClearProgress:
-        """Tombstone + delete up to `batch_size` rows in one transaction; the last batch
-        drops lineage and dirty state and moves the job to the vector phase."""
+        """Tombstone + delete up to `batch_size` (1..256) rows in one transaction; the batch
+        that finds fewer rows than that drops lineage and dirty state and moves the job to
+        the vector phase. In the vector phase it is a no-op; NotFound without a job."""
         ...
 
     def finish_clear(self, agent_id: str) -> None:
-        """Remove the job once vector cleanup is done or deferred."""
+        """Remove the job once vector cleanup is done or deferred. ValidationError('phase', …)
+        while the claims phase is unfinished; a no-op when there is no job."""
         ...
 
     def pending_clears(self) -> Sequence[ClearProgress]:
+        """Every persisted job, oldest first (startup resumes them one agent at a time)."""
         ...
 
     def retire_agent(self, agent_id: str) -> None:
-        """Delete the whole namespace: claims, directives, tombstones, lineage, dirty, jobs."""
+        """Delete the whole namespace in one transaction: claims, directives, tombstones,
+        lineage, dirty state, clear job and audit rows (R-FORGET-4). The vector file is the
+        caller's."""
         ...
 
     def list_derivations(self, agent_id: str, claim_id: str) -> Sequence[Derivation]:
+        """Edges where `claim_id` is parent or child, oldest first. Lineage outlives its
+        endpoints (no foreign keys), so ids of deleted claims may appear."""
+        ...
+
+    def prune_audit(self, *, older_than: datetime) -> int:
+        """Operational retention: drop housekeeping audit events older than `older_than`.
+        Never touches lineage or user-visible events. Returns the number removed."""
         ...
 
     def repair(self, *, now: datetime) -> RepairReport:
-        """Startup repair of temporal and scope metadata (R-TIME-4, R-SCOPE-4)."""
+        """Startup repair of temporal and scope metadata (R-TIME-4, R-SCOPE-4), in one
+        transaction: corrupt temporal fields are normalised and the claim archived
+        (persona/working: normalised to atemporal); scope pairs are repaired without ever
+        widening, and unrecoverable narrow rows deleted (tombstoned and counted when a
+        pending clear covers them); lineage self-edges are dropped; the FTS mirror is
+        rebuilt when anything changed. A valid row is never altered."""
         ...
 
-    def close(self) -> None:
-        ...
+    def close(self) -> None: ...

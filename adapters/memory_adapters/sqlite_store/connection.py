@@ -1,0 +1,140 @@
+"""One apsw connection per store: pragmas, the owner-token function, transactions, and the
+translation of apsw exceptions into the domain's error types."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import apsw
+
+from memory_adapters.sqlite_store.schema import (
+    CLEAR_GUARD_MESSAGE,
+    SCOPE_ERROR_MESSAGE,
+    TEMPORAL_ERROR_MESSAGE,
+)
+from memory_core.domain.errors import (
+    AgentMemoryError,
+    ClearInProgress,
+    ScopeError,
+    StoreError,
+    StoreQuarantined,
+    TemporalError,
+)
+
+__all__ = [
+    "OWNER_TOKEN_FUNCTION",
+    "fts_owner_token",
+    "open_connection",
+    "read_transaction",
+    "translate_errors",
+    "write_transaction",
+]
+
+_log = logging.getLogger(__name__)
+
+OWNER_TOKEN_FUNCTION = "agent_memory_fts_owner"
+# Three code points from the CJK Unified Ideographs block: one trigram (so the owner
+# predicate is a single index term under the trigram tokenizer, and a single token under
+# unicode61) carrying ~43 bits of the hash. Collisions only cost speed: every hit is
+# joined back to the real agent_id before LIMIT.
+_TOKEN_BASE = 0x4E00
+_TOKEN_RADIX = 0x9FFF - 0x4E00 + 1
+_TOKEN_DOMAIN = b"agent-memory.fts-owner.v1\0"
+
+
+@functools.lru_cache(maxsize=4096)
+def fts_owner_token(agent_id: str) -> str:
+    """The FTS `owner` column value for an agent: a hash, never the id itself."""
+    value = int.from_bytes(hashlib.sha256(_TOKEN_DOMAIN + agent_id.encode()).digest()[:8], "big")
+    chars = []
+    for _ in range(3):
+        value, digit = divmod(value, _TOKEN_RADIX)
+        chars.append(chr(_TOKEN_BASE + digit))
+    return "".join(chars)
+
+
+def open_connection(
+    path: Path, *, busy_timeout_ms: int, hardened: bool, synchronous: str
+) -> apsw.Connection:
+    """Open `path` with the store's per-connection settings (CONVENTIONS, Storage)."""
+    with translate_errors():
+        conn = apsw.Connection(str(path))
+        conn.set_busy_timeout(busy_timeout_ms)
+        mode = conn.execute("PRAGMA journal_mode=WAL").fetchall()[0][0]
+        if str(mode).lower() != "wal":
+            raise StoreError(f"journal_mode WAL refused (got {mode})")
+        conn.execute("PRAGMA foreign_keys=ON")
+        # Freed pages and cells are zeroed, so deleted text is not left in the file
+        # (R-PRIV-3); turned off only by the forensic test's negative control.
+        conn.execute(f"PRAGMA secure_delete={'ON' if hardened else 'OFF'}")
+        conn.execute(f"PRAGMA synchronous={synchronous}")
+        conn.create_scalar_function(
+            OWNER_TOKEN_FUNCTION,
+            fts_owner_token,
+            1,
+            deterministic=True,
+            flags=apsw.SQLITE_INNOCUOUS,  # callable from triggers even with trusted_schema=OFF
+        )
+        return conn
+
+
+_CONSTRAINT_TRANSLATIONS = (
+    (CLEAR_GUARD_MESSAGE, lambda: ClearInProgress("a clear job is pending for this agent")),
+    (TEMPORAL_ERROR_MESSAGE, lambda: TemporalError("temporal", "violates stored invariants")),
+    (SCOPE_ERROR_MESSAGE, lambda: ScopeError("scope", "violates stored invariants")),
+)
+
+
+@contextlib.contextmanager
+def translate_errors() -> Iterator[None]:
+    """Map apsw exceptions to domain errors; messages carry no row content."""
+    try:
+        yield
+    except AgentMemoryError:
+        raise
+    except apsw.ConstraintError as exc:
+        text = str(exc)
+        for needle, make in _CONSTRAINT_TRANSLATIONS:
+            if needle in text:
+                raise make() from exc
+        raise StoreError(f"constraint violated: {type(exc).__name__}") from exc
+    except (apsw.CorruptError, apsw.NotADBError) as exc:
+        _log.error("sqlite store is corrupt: %s", type(exc).__name__)
+        raise StoreQuarantined(f"database file unusable: {type(exc).__name__}") from exc
+    except (apsw.BusyError, apsw.LockedError) as exc:
+        raise StoreError("database busy beyond the busy timeout") from exc
+    except apsw.Error as exc:
+        raise StoreError(f"sqlite failure: {type(exc).__name__}") from exc
+
+
+@contextlib.contextmanager
+def write_transaction(conn: apsw.Connection) -> Iterator[apsw.Connection]:
+    """BEGIN IMMEDIATE … COMMIT: writers take the lock up front, so a read-then-write never
+    fails half-way on a lock upgrade; any exception rolls back the whole unit."""
+    with translate_errors():
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+
+@contextlib.contextmanager
+def read_transaction(conn: apsw.Connection) -> Iterator[apsw.Connection]:
+    """A consistent snapshot for reads that take more than one statement."""
+    with translate_errors():
+        conn.execute("BEGIN DEFERRED")
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")

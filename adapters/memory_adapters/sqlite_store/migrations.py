@@ -1,0 +1,105 @@
+"""Versioned schema migrations: applied in order, each in one transaction, recorded in
+`agent_memory_schema` (R-STORE-1). A file newer than this code is refused, not guessed at."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import apsw
+import attrs
+
+from memory_adapters.sqlite_store.connection import write_transaction
+from memory_adapters.sqlite_store.schema import schema_v1_statements
+from memory_core.domain.errors import StoreError
+
+__all__ = [
+    "LATEST_VERSION",
+    "MIGRATIONS",
+    "Migration",
+    "migrate",
+    "probe_tokenizer",
+    "schema_version",
+]
+
+_log = logging.getLogger(__name__)
+
+_VERSION_TABLE = """CREATE TABLE IF NOT EXISTS agent_memory_schema (
+  version INTEGER PRIMARY KEY CHECK (version >= 1),
+  description TEXT NOT NULL,
+  applied_at INTEGER NOT NULL CHECK (applied_at >= 0)
+)"""
+
+
+def probe_tokenizer(conn: apsw.Connection) -> str:
+    """`trigram` when this SQLite has it (substring matching for any script), else
+    `unicode61`. FTS5 itself is required."""
+    for tokenizer in ("trigram", "unicode61"):
+        try:
+            conn.execute(
+                "CREATE VIRTUAL TABLE temp.agent_memory_probe"
+                f" USING fts5(x, tokenize='{tokenizer}')"
+            )
+        except apsw.SQLError:
+            continue
+        conn.execute("DROP TABLE temp.agent_memory_probe")
+        return tokenizer
+    raise StoreError("this SQLite build has no FTS5")
+
+
+def _v1(conn: apsw.Connection) -> None:
+    tokenizer = probe_tokenizer(conn)
+    for statement in schema_v1_statements(tokenizer):
+        conn.execute(statement)
+    conn.execute(
+        "INSERT INTO agent_memory_meta (key, value) VALUES ('fts_tokenizer', ?)", (tokenizer,)
+    )
+
+
+@attrs.frozen(kw_only=True)
+class Migration:
+    version: int
+    description: str
+    apply: Callable[[apsw.Connection], None]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        version=1,
+        description="claims, directives, lineage, tombstones, dirty, clear jobs, audit, FTS5",
+        apply=_v1,
+    ),
+)
+LATEST_VERSION = MIGRATIONS[-1].version
+
+
+def schema_version(conn: apsw.Connection) -> int:
+    conn.execute(_VERSION_TABLE)
+    row = conn.execute("SELECT max(version) FROM agent_memory_schema").fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def migrate(conn: apsw.Connection, *, now_ms: int) -> int:
+    """Bring the file to LATEST_VERSION; returns the version it started at."""
+    with write_transaction(conn):
+        start = schema_version(conn)
+    if start > LATEST_VERSION:
+        raise StoreError(
+            f"schema version {start} is newer than this code ({LATEST_VERSION}); downgrade refused"
+        )
+    for migration in MIGRATIONS:
+        if migration.version <= start:
+            continue
+        # The version is re-read inside the transaction: two processes opening one file at
+        # once must not both apply a migration.
+        with write_transaction(conn):
+            if schema_version(conn) >= migration.version:
+                continue
+            migration.apply(conn)
+            conn.execute(
+                "INSERT INTO agent_memory_schema (version, description, applied_at)"
+                " VALUES (?, ?, ?)",
+                (migration.version, migration.description, now_ms),
+            )
+        _log.info("sqlite store migrated to schema version %d", migration.version)
+    return start

@@ -1,0 +1,328 @@
+"""DDL of the authoritative store: tables, CHECKs, triggers and indexes (R-STORE-1).
+
+The temporal and scope invariants are written once as SQL predicates and used twice: as
+table CHECKs, and as BEFORE INSERT/UPDATE triggers, because a CHECK cannot be added to a
+table that an older schema created and the triggers must protect upgraded files as well.
+Predicates are wrapped in COALESCE(…, 0) because SQLite lets a CHECK whose expression is
+NULL pass, and a trigger whose WHEN is NULL would not fire.
+"""
+
+from __future__ import annotations
+
+from memory_core.domain.claims import Category, ClaimKind, EmbeddingState, Lifecycle
+from memory_core.domain.directives import DirectiveKind, DirectiveSource, DirectiveStatus
+from memory_core.domain.temporal import Precision, TemporalKind
+
+__all__ = [
+    "CLEAR_GUARD_MESSAGE",
+    "RECALLABLE_KINDS_SQL",
+    "SCOPE_ERROR_MESSAGE",
+    "TEMPORAL_ERROR_MESSAGE",
+    "fts_statements",
+    "recallable",
+    "schema_v1_statements",
+    "scope_valid",
+    "temporal_valid",
+]
+
+CLEAR_GUARD_MESSAGE = "agent memory clear in progress"
+TEMPORAL_ERROR_MESSAGE = "invalid agent_memory temporal metadata"
+SCOPE_ERROR_MESSAGE = "invalid agent_memory scope"
+
+
+def _in(values: object) -> str:
+    return "(" + ", ".join(f"'{getattr(v, 'value', v)}'" for v in values) + ")"  # type: ignore[attr-defined]
+
+
+RECALLABLE_KINDS_SQL = _in(kind for kind in ClaimKind if not kind.is_internal)
+_TIMED_KINDS = _in(kind for kind in TemporalKind if kind is not TemporalKind.ATEMPORAL)
+# Python's str.strip() removes these too; a padded id would never equal a context's id.
+_TRIM_SET = "' ' || char(9, 10, 11, 12, 13)"
+
+
+def recallable(p: str = "") -> str:
+    """Rows recall may return: active, not superseded, not internal."""
+    return (
+        f"({p}lifecycle_state = 'active' AND {p}superseded_by IS NULL"
+        f" AND {p}kind IN {RECALLABLE_KINDS_SQL})"
+    )
+
+
+def temporal_valid(p: str = "") -> str:
+    """R-TIME-1/2: atemporal carries nothing; other kinds carry precision, zone, confidence."""
+    return f"""COALESCE((
+      ({p}temporal_kind = 'atemporal' AND {p}valid_from IS NULL AND {p}valid_until IS NULL
+        AND {p}temporal_precision IS NULL AND {p}temporal_timezone IS NULL
+        AND {p}temporal_confidence IS NULL)
+      OR ({p}temporal_kind IN {_TIMED_KINDS}
+        AND {p}temporal_precision IN {_in(Precision)}
+        AND typeof({p}temporal_timezone) = 'text'
+        AND length({p}temporal_timezone) BETWEEN 1 AND 128
+        AND {p}temporal_timezone = trim({p}temporal_timezone, {_TRIM_SET})
+        AND typeof({p}temporal_confidence) IN ('real', 'integer')
+        AND {p}temporal_confidence BETWEEN 0 AND 1
+        AND ({p}valid_from IS NULL OR typeof({p}valid_from) = 'integer')
+        AND ({p}valid_until IS NULL OR typeof({p}valid_until) = 'integer')
+        AND ({p}valid_from IS NULL OR {p}valid_until IS NULL OR {p}valid_from < {p}valid_until))
+    ), 0)"""
+
+
+def scope_valid(p: str = "") -> str:
+    """R-SCOPE-1/2: agent ⇔ no scope id; the legacy shadow mirrors a User scope id only."""
+    return f"""COALESCE((
+      ({p}scope_type = 'agent' AND {p}scope_id IS NULL AND {p}user_scope IS NULL)
+      OR ({p}scope_type IN ('user', 'project', 'session')
+        AND typeof({p}scope_id) = 'text'
+        AND length({p}scope_id) BETWEEN 1 AND 256
+        AND {p}scope_id = trim({p}scope_id, {_TRIM_SET})
+        AND CASE {p}scope_type WHEN 'user' THEN {p}user_scope IS {p}scope_id
+                              ELSE {p}user_scope IS NULL END)
+    ), 0)"""
+
+
+_CLAIMS_TABLE = f"""
+CREATE TABLE agent_memory (
+  rid INTEGER PRIMARY KEY,  -- explicit so VACUUM never renumbers the FTS mirror's rowids
+  id TEXT NOT NULL UNIQUE CHECK (length(id) BETWEEN 1 AND 128),
+  agent_id TEXT NOT NULL CHECK (length(agent_id) BETWEEN 1 AND 128),
+  kind TEXT NOT NULL CHECK (kind IN {_in(ClaimKind)}),
+  content TEXT NOT NULL CHECK (length(content) >= 1),
+  canonical_content TEXT NOT NULL,
+  category TEXT CHECK (category IS NULL OR category IN {_in(Category)}),
+  importance REAL NOT NULL DEFAULT 0.5 CHECK (importance BETWEEN 0 AND 1),
+  confidence REAL CHECK (confidence IS NULL OR confidence BETWEEN 0 AND 1),
+  temporal_kind TEXT NOT NULL DEFAULT 'atemporal',
+  valid_from INTEGER,
+  valid_until INTEGER,
+  temporal_precision TEXT,
+  temporal_timezone TEXT,
+  temporal_confidence REAL,
+  scope_type TEXT NOT NULL DEFAULT 'agent',
+  scope_id TEXT,
+  user_scope TEXT,
+  provenance_key TEXT,
+  source_session TEXT,
+  source_entry_ids TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(source_entry_ids)),
+  source_first_seq INTEGER,
+  source_last_seq INTEGER,
+  extractor TEXT,
+  lifecycle_state TEXT NOT NULL DEFAULT 'active' CHECK (lifecycle_state IN {_in(Lifecycle)}),
+  embedding_state TEXT NOT NULL DEFAULT 'pending'
+    CHECK (embedding_state IN {_in(EmbeddingState)}),
+  embedding_provider TEXT,
+  embedding_model TEXT,
+  embedding_dim INTEGER CHECK (embedding_dim IS NULL OR embedding_dim > 0),
+  revision INTEGER NOT NULL DEFAULT 1 CHECK (revision >= 1),
+  created_at INTEGER NOT NULL CHECK (created_at >= 0),
+  updated_at INTEGER NOT NULL CHECK (updated_at >= 0),
+  last_accessed INTEGER,
+  access_count INTEGER NOT NULL DEFAULT 0 CHECK (access_count >= 0),
+  superseded_by TEXT CHECK (superseded_by IS NULL OR superseded_by <> id),
+  slot TEXT,
+  conflict_with TEXT,
+  conflict_state TEXT CHECK (conflict_state IS NULL OR conflict_state = 'challenged'),
+  CHECK ({temporal_valid()}),
+  CHECK ({scope_valid()}),
+  CHECK (embedding_state <> 'ready'
+         OR (embedding_provider IS NOT NULL AND embedding_model IS NOT NULL
+             AND embedding_dim IS NOT NULL))
+)"""
+
+_CLAIM_INDEXES = (
+    """CREATE UNIQUE INDEX agent_memory_provenance
+         ON agent_memory (agent_id, provenance_key) WHERE provenance_key IS NOT NULL""",
+    # Clear batches walk one agent's rows in rowid order; an index on agent_id is ordered so.
+    "CREATE INDEX agent_memory_agent ON agent_memory (agent_id)",
+    """CREATE INDEX agent_memory_listing
+         ON agent_memory (agent_id, created_at DESC, id DESC)""",
+    f"""CREATE INDEX agent_memory_scoped_recall
+         ON agent_memory (agent_id, scope_type, scope_id, importance DESC, created_at DESC, id)
+         WHERE {recallable()}""",
+    f"""CREATE INDEX agent_memory_pending_embedding
+         ON agent_memory (agent_id, created_at, id)
+         WHERE embedding_state = 'pending' AND {recallable()}""",
+    """CREATE INDEX agent_memory_superseded
+         ON agent_memory (agent_id, superseded_by) WHERE superseded_by IS NOT NULL""",
+)
+
+_SIDE_TABLES = (
+    f"""CREATE TABLE agent_memory_directive (
+      agent_id TEXT NOT NULL CHECK (length(agent_id) BETWEEN 1 AND 128),
+      id TEXT NOT NULL CHECK (length(id) BETWEEN 1 AND 128),
+      kind TEXT NOT NULL CHECK (kind IN {_in(DirectiveKind)}),
+      status TEXT NOT NULL CHECK (status IN {_in(DirectiveStatus)}),
+      source TEXT NOT NULL CHECK (source IN {_in(DirectiveSource)}),
+      content TEXT NOT NULL CHECK (length(content) BETWEEN 1 AND 2000 AND content = trim(content)),
+      normalized_topic TEXT CHECK (
+        CASE kind WHEN 'instruction' THEN normalized_topic IS NULL
+        ELSE length(normalized_topic) BETWEEN 1 AND 512
+             AND normalized_topic = trim(normalized_topic)
+        END),
+      identity_hash TEXT NOT NULL
+        CHECK (length(identity_hash) = 64 AND identity_hash NOT GLOB '*[^0-9a-f]*'),
+      created_at INTEGER NOT NULL CHECK (created_at >= 0),
+      updated_at INTEGER NOT NULL CHECK (updated_at >= created_at),
+      PRIMARY KEY (agent_id, id),
+      UNIQUE (agent_id, kind, identity_hash)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX agent_memory_directive_order ON agent_memory_directive"
+    " (agent_id, updated_at DESC, id)",
+    "CREATE INDEX agent_memory_directive_status ON agent_memory_directive"
+    " (agent_id, status, updated_at DESC, id)",
+    # Lineage outlives its endpoints, so there are no foreign keys (R-LINEAGE-1).
+    """CREATE TABLE agent_memory_derivation (
+      agent_id TEXT NOT NULL,
+      parent_memory_id TEXT NOT NULL,
+      child_memory_id TEXT NOT NULL,
+      derivation_kind TEXT NOT NULL
+        CHECK (derivation_kind IN ('merge', 'reflection', 'supersede', 'manual_edit')),
+      created_at INTEGER NOT NULL CHECK (created_at >= 0),
+      CHECK (parent_memory_id <> child_memory_id),
+      PRIMARY KEY (agent_id, parent_memory_id, child_memory_id, derivation_kind)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX agent_memory_derivation_child ON agent_memory_derivation"
+    " (agent_id, child_memory_id, created_at, parent_memory_id)",
+    # Hashes only: a tombstone must never be a copy of what it forgets (R-FORGET-1).
+    """CREATE TABLE agent_memory_tombstone (
+      agent_id TEXT NOT NULL,
+      identity_kind TEXT NOT NULL CHECK (identity_kind IN ('provenance', 'content')),
+      identity_hash TEXT NOT NULL
+        CHECK (length(identity_hash) = 64 AND identity_hash NOT GLOB '*[^0-9a-f]*'),
+      created_at INTEGER NOT NULL CHECK (created_at >= 0),
+      reason TEXT NOT NULL CHECK (reason IN ('selective_delete', 'agent_clear')),
+      PRIMARY KEY (agent_id, identity_kind, identity_hash)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE agent_memory_dirty (
+      agent_id TEXT NOT NULL,
+      memory_id TEXT NOT NULL,
+      generation INTEGER NOT NULL CHECK (generation >= 1),
+      claim_revision INTEGER NOT NULL CHECK (claim_revision >= 1),
+      enqueued_at INTEGER NOT NULL CHECK (enqueued_at >= 0),
+      PRIMARY KEY (agent_id, memory_id)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX agent_memory_dirty_queue ON agent_memory_dirty"
+    " (agent_id, enqueued_at, memory_id)",
+    """CREATE TABLE agent_memory_clear_job (
+      agent_id TEXT NOT NULL PRIMARY KEY,
+      cutoff_rowid INTEGER NOT NULL CHECK (cutoff_rowid >= 0),
+      created_at INTEGER NOT NULL CHECK (created_at >= 0),
+      removed_count INTEGER NOT NULL DEFAULT 0 CHECK (removed_count >= 0),
+      phase TEXT NOT NULL DEFAULT 'claims' CHECK (phase IN ('claims', 'vectors'))
+    ) WITHOUT ROWID""",
+    # Ids, counts and closed enums only; never content (R-ARCH-6).
+    """CREATE TABLE agent_memory_audit (
+      id INTEGER PRIMARY KEY,
+      agent_id TEXT NOT NULL,
+      event_type TEXT NOT NULL,
+      actor_type TEXT NOT NULL CHECK (actor_type IN ('scheduler', 'user', 'runtime', 'system')),
+      memory_ref_id TEXT,
+      refs_json TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(refs_json)),
+      status TEXT NOT NULL CHECK (status IN ('completed', 'skipped', 'failed')),
+      created_at INTEGER NOT NULL CHECK (created_at >= 0)
+    )""",
+    "CREATE INDEX agent_memory_audit_agent ON agent_memory_audit (agent_id, created_at, id)",
+    "CREATE INDEX agent_memory_audit_event ON agent_memory_audit (event_type, created_at, id)",
+    # A row here exists only inside a repair transaction: it lifts the clear guard for
+    # that transaction and is deleted before it commits (R-SCOPE-4).
+    """CREATE TABLE agent_memory_guard_suspension (
+      token INTEGER PRIMARY KEY CHECK (token = 1)
+    )""",
+    """CREATE TABLE agent_memory_meta (
+      key TEXT NOT NULL PRIMARY KEY,
+      value TEXT NOT NULL
+    ) WITHOUT ROWID""",
+)
+
+_DIRTY_UPSERT = """
+  INSERT INTO agent_memory_dirty (agent_id, memory_id, generation, claim_revision, enqueued_at)
+  VALUES ({p}.agent_id, {p}.id, 1, max(1, {p}.revision), {when})
+  ON CONFLICT (agent_id, memory_id) DO UPDATE SET
+    generation = generation + 1,
+    claim_revision = excluded.claim_revision,
+    enqueued_at = max(enqueued_at, excluded.enqueued_at);"""
+
+_GUARD_LIFTED = "EXISTS (SELECT 1 FROM agent_memory_guard_suspension)"
+
+
+def _job_for(expr: str) -> str:
+    return f"EXISTS (SELECT 1 FROM agent_memory_clear_job WHERE agent_id = {expr})"
+
+
+_TRIGGERS = (
+    # R-FORGET-3: while a clear job exists nothing may add or change that agent's claims.
+    # DELETE stays allowed so the clear itself can proceed.
+    f"""CREATE TRIGGER agent_memory_clear_guard_bi BEFORE INSERT ON agent_memory
+      WHEN {_job_for("NEW.agent_id")} AND NOT {_GUARD_LIFTED}
+      BEGIN SELECT RAISE(ABORT, '{CLEAR_GUARD_MESSAGE}'); END""",
+    f"""CREATE TRIGGER agent_memory_clear_guard_bu BEFORE UPDATE ON agent_memory
+      WHEN ({_job_for("OLD.agent_id")} OR {_job_for("NEW.agent_id")}) AND NOT {_GUARD_LIFTED}
+      BEGIN SELECT RAISE(ABORT, '{CLEAR_GUARD_MESSAGE}'); END""",
+    f"""CREATE TRIGGER agent_memory_temporal_bi BEFORE INSERT ON agent_memory
+      WHEN NOT {temporal_valid("NEW.")}
+      BEGIN SELECT RAISE(ABORT, '{TEMPORAL_ERROR_MESSAGE}'); END""",
+    f"""CREATE TRIGGER agent_memory_temporal_bu BEFORE UPDATE OF temporal_kind, valid_from,
+        valid_until, temporal_precision, temporal_timezone, temporal_confidence ON agent_memory
+      WHEN NOT {temporal_valid("NEW.")}
+      BEGIN SELECT RAISE(ABORT, '{TEMPORAL_ERROR_MESSAGE}'); END""",
+    f"""CREATE TRIGGER agent_memory_scope_bi BEFORE INSERT ON agent_memory
+      WHEN NOT {scope_valid("NEW.")}
+      BEGIN SELECT RAISE(ABORT, '{SCOPE_ERROR_MESSAGE}'); END""",
+    f"""CREATE TRIGGER agent_memory_scope_bu BEFORE UPDATE OF scope_type, scope_id, user_scope
+        ON agent_memory
+      WHEN NOT {scope_valid("NEW.")}
+      BEGIN SELECT RAISE(ABORT, '{SCOPE_ERROR_MESSAGE}'); END""",
+    # R-MAINT-1 / reference §7.7: committed mutations of consolidatable kinds re-dirty a seed.
+    f"""CREATE TRIGGER agent_memory_dirty_ai AFTER INSERT ON agent_memory
+      WHEN NEW.kind IN {RECALLABLE_KINDS_SQL}
+      BEGIN {_DIRTY_UPSERT.format(p="NEW", when="NEW.created_at")} END""",
+    f"""CREATE TRIGGER agent_memory_dirty_au AFTER UPDATE OF revision, embedding_state,
+        embedding_provider, embedding_model, embedding_dim ON agent_memory
+      WHEN NEW.kind IN {RECALLABLE_KINDS_SQL}
+      BEGIN {_DIRTY_UPSERT.format(p="NEW", when="NEW.updated_at")} END""",
+    # A clear drops the agent's dirty state at its end; seeding it row by row is waste.
+    f"""CREATE TRIGGER agent_memory_dirty_ad AFTER DELETE ON agent_memory
+      WHEN OLD.kind IN {RECALLABLE_KINDS_SQL} AND NOT {_job_for("OLD.agent_id")}
+      BEGIN {_DIRTY_UPSERT.format(p="OLD", when="OLD.updated_at")} END""",
+)
+
+
+def fts_statements(tokenizer: str) -> tuple[str, ...]:
+    """The FTS5 mirror of recallable claims and the triggers that keep it in step.
+
+    Contentless with `contentless_delete=1`: the index holds no copy of the text and rows
+    are removed by rowid alone, so a mirror can never be corrupted by a delete that quotes
+    stale values. The `owner` column holds the hashed owner token (`agent_memory_fts_owner`),
+    never the agent id. Triggers run inside the claim write's own transaction.
+    """
+    return (
+        f"""CREATE VIRTUAL TABLE agent_memory_fts USING fts5(
+          content, owner, content='', contentless_delete=1, tokenize='{tokenizer}')""",
+        "CREATE VIRTUAL TABLE agent_memory_fts_vocab USING fts5vocab(agent_memory_fts, 'row')",
+        f"""CREATE TRIGGER agent_memory_fts_ai AFTER INSERT ON agent_memory
+          WHEN {recallable("NEW.")}
+          BEGIN
+            INSERT INTO agent_memory_fts (rowid, content, owner)
+            VALUES (NEW.rid, NEW.content, agent_memory_fts_owner(NEW.agent_id));
+          END""",
+        f"""CREATE TRIGGER agent_memory_fts_ad AFTER DELETE ON agent_memory
+          WHEN {recallable("OLD.")}
+          BEGIN DELETE FROM agent_memory_fts WHERE rowid = OLD.rid; END""",
+        f"""CREATE TRIGGER agent_memory_fts_au AFTER UPDATE OF content, lifecycle_state,
+            superseded_by, kind, agent_id ON agent_memory
+          BEGIN
+            DELETE FROM agent_memory_fts WHERE rowid = OLD.rid AND {recallable("OLD.")};
+            INSERT INTO agent_memory_fts (rowid, content, owner)
+            SELECT NEW.rid, NEW.content, agent_memory_fts_owner(NEW.agent_id)
+            WHERE {recallable("NEW.")};
+          END""",
+    )
+
+
+def schema_v1_statements(tokenizer: str) -> tuple[str, ...]:
+    return (
+        _CLAIMS_TABLE,
+        *_CLAIM_INDEXES,
+        *_SIDE_TABLES,
+        *_TRIGGERS,
+        *fts_statements(tokenizer),
+    )
