@@ -256,7 +256,7 @@ def test_pathological_input_is_scanned_without_leaking_or_failing(text: str) -> 
     These inputs took seconds when a pattern backtracked quadratically; a regression shows as
     a slow suite, not as a timing assertion here."""
     findings = POLICY.find(text)
-    assert all(a.end <= b.start for a, b in zip(findings, findings[1:], strict=False))
+    assert all(a.end <= b.start for a, b in itertools.pairwise(findings))
     assert len(redact_for_log(text)) <= 500
 
 
