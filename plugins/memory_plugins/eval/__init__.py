@@ -1,0 +1,1 @@
+"""Evaluation: behaviour fixtures and retrieval metrics (R-BEYOND-2)."""
