@@ -1,0 +1,154 @@
+"""Query → lexical search terms for recall (reference §4.2), joined with OR by the FTS adapter.
+
+Terms are ASCII/code runs and CJK runs found in the NFKC-normalised query:
+
+- an ASCII/code run starts with `[A-Za-z0-9_]` and may continue with `. : / @ # + -`, so
+  `config.yaml`, `src/app.py`, `user@example.com`, `v1.2` and `c++` stay one term; trailing
+  `. : / @ -` (sentence punctuation) is stripped, trailing `+`/`#` is kept (`c++`, `c#`);
+- a *code* term contains a digit or punctuation (`_` counts: identifiers) and needs ≥2
+  characters; a plain ASCII word needs ≥3 and must not be an English stopword;
+- a CJK run (ideographs, kana, Hangul) of ≤4 characters is one term; a longer run (CJK has no
+  spaces) yields every 4-character sliding window.
+
+Terms are lowercased and de-duplicated (first occurrence wins). At most 24 candidates are read;
+up to 8 are picked — terms of ≥3 code points before shorter ones, then code > CJK > ASCII, then
+longer, then earlier — and returned in query order.
+
+The stopword list exists because the LoCoMo dev baselines (reference/locomo-dev-baselines.md)
+show frequent terms make an OR query match most of a conversation and drown the signal:
+question words, auxiliaries, pronouns, prepositions and chat fillers ("the", "user", "what",
+"when", "did", "remember") never become terms. Only plain ASCII words are checked; code terms
+and CJK are never stopwords.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from enum import IntEnum
+
+import attrs
+
+__all__ = [
+    "ENGLISH_STOPWORDS",
+    "MAX_CANDIDATES",
+    "MAX_TERMS",
+    "Keyword",
+    "TermKind",
+    "extract_keywords",
+    "search_terms",
+]
+
+MAX_CANDIDATES = 24
+MAX_TERMS = 8
+_CJK_WINDOW = 4
+_CODE_PUNCTUATION = ".:/@#+-"
+# Sentence punctuation glued to the end of a run; `+`/`#` stay because `c++`/`c#` are names.
+_TRAILING_PUNCTUATION = ".:/@-"
+
+# The ranges of `memory_core.domain.tokens` (CJK-like = what costs 1.5 tokens).
+_CJK_CLASS = (
+    "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f"
+)
+_TOKEN = re.compile(
+    rf"(?P<ascii>[A-Za-z0-9_][A-Za-z0-9_{re.escape(_CODE_PUNCTUATION)}]*)|(?P<cjk>[{_CJK_CLASS}]+)"
+)
+
+# Small on purpose: only words that carry no topic in a question about one's own memories.
+# Words shorter than 3 letters are never terms anyway, so they are not listed.
+_STOPWORD_TEXT = """
+    about above after again against all also although always among and another any anybody
+    anyone anything are aren around because been before being below between both but can
+    cannot could couldn did didn does doesn doing done down during each either else ever
+    every few for from further get gets getting got had hadn has hasn have haven having her
+    here hers herself him himself his how however into isn its itself just least less like
+    lot lots made make many may maybe mean might mine more most much must myself near need
+    neither never nor not now off often once one only onto other others our ours ourselves
+    out over own per please quite rather really said same say says shall she should shouldn
+    since some something sometimes still such than that the their theirs them themselves then
+    there these they thing things this those though through thus till too toward towards
+    under until upon very via was wasn way were weren what whatever when whenever where
+    whether which while who whom whose why will with within without won would wouldn yes yet
+    you your yours yourself yourselves
+    user users assistant tell told remember recall know knew think thought ever mention
+    mentioned
+"""
+ENGLISH_STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
+
+
+class TermKind(IntEnum):
+    """Pick priority: a lower value wins (code > CJK > ASCII)."""
+
+    CODE = 0
+    CJK = 1
+    ASCII = 2
+
+
+@attrs.frozen(kw_only=True)
+class Keyword:
+    """One search term and where it starts in the normalised query."""
+
+    text: str
+    kind: TermKind
+    position: int
+
+
+def _is_code(run: str) -> bool:
+    return any(char.isdigit() or char == "_" or char in _CODE_PUNCTUATION for char in run)
+
+
+def _ascii_candidate(run: str, position: int) -> Keyword | None:
+    text = run.rstrip(_TRAILING_PUNCTUATION).lower()
+    if _is_code(text):
+        return Keyword(text=text, kind=TermKind.CODE, position=position) if len(text) >= 2 else None
+    if len(text) < 3 or text in ENGLISH_STOPWORDS:
+        return None
+    return Keyword(text=text, kind=TermKind.ASCII, position=position)
+
+
+def _cjk_candidates(run: str, position: int) -> list[Keyword]:
+    if len(run) <= _CJK_WINDOW:
+        return [Keyword(text=run, kind=TermKind.CJK, position=position)]
+    return [
+        Keyword(text=run[i : i + _CJK_WINDOW], kind=TermKind.CJK, position=position + i)
+        for i in range(len(run) - _CJK_WINDOW + 1)
+    ]
+
+
+def _candidates(query: str, limit: int) -> list[Keyword]:
+    seen: set[str] = set()
+    found: list[Keyword] = []
+    # finditer is lazy: a huge message costs only as much as it takes to find `limit` terms.
+    for match in _TOKEN.finditer(query):
+        produced: list[Keyword | None]
+        if match.group("ascii") is not None:
+            produced = [_ascii_candidate(match.group("ascii"), match.start())]
+        else:
+            produced = _cjk_candidates(match.group("cjk"), match.start())
+        for keyword in produced:
+            if keyword is None or keyword.text in seen:
+                continue
+            seen.add(keyword.text)
+            found.append(keyword)
+            if len(found) >= limit:
+                return found
+    return found
+
+
+def extract_keywords(
+    query: str, *, max_terms: int = MAX_TERMS, max_candidates: int = MAX_CANDIDATES
+) -> tuple[Keyword, ...]:
+    """The picked terms of `query`, in query order. Empty when nothing qualifies."""
+    normalised = unicodedata.normalize("NFKC", query)
+    candidates = _candidates(normalised, max_candidates)
+    picked = sorted(
+        candidates,
+        key=lambda k: (len(k.text) < 3, k.kind, -len(k.text), k.position),
+    )[:max_terms]
+    return tuple(sorted(picked, key=lambda k: k.position))
+
+
+def search_terms(query: str) -> tuple[str, ...]:
+    """Just the term texts, in query order, for the FTS adapter to OR together."""
+    return tuple(keyword.text for keyword in extract_keywords(query))

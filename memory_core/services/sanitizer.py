@@ -1,0 +1,131 @@
+"""Neutralise stored text before it enters a prompt: no container escape, no forged turn (R-READ-6).
+
+Claims, persona and working text are data written partly by a model from conversation, so they
+may contain what would close our `<context-data>` container, open a fake
+`<runtime-directives>` block, or — read by the chat model's tokenizer — become a control token
+that starts a system turn. Reference §4.9 (incl. the [later] list) is followed: a zero-width
+space (U+200B) is inserted into each such sequence, so a human still reads the same text but
+no tokenizer or tag parser sees the sequence.
+
+What is neutralised (case-insensitive; fullwidth look-alikes of `< | [ /` count too):
+
+- container tags: `<context-data`, `</context-data`, `<runtime-directives`,
+  `</runtime-directives` (also with spaces after `<`);
+- every `<|` (ChatML `<|im_start|>`, `<|im_end|>`, Llama-3 `<|eot_id|>`, any `<|…|>`) and
+  DeepSeek's `<｜` — breaking the opener breaks every token of the family without listing it;
+- `[INST]`, `[/INST]`, Mistral `[SYSTEM_PROMPT]`, `[AVAILABLE_TOOLS]`, `[TOOL_CALLS]`,
+  `[TOOL_RESULTS]` (and their closers), GLM `[gMASK]`/`[sMASK]`, Llama-2 `<<SYS>>`/`<</SYS>>`;
+- `<s>`, `</s>`, `<bos>`, `<eos>`, `<pad>`, `<unk>`, GLM `<sop>`/`<eop>`, Gemma
+  `<start_of_turn>`/`<end_of_turn>`;
+- runs of ≥3 backticks or tildes (code fences), split with a zero-width space between each;
+- per line: a leading `#` run (forged headings such as `### System:` or `## Relevant Memories`)
+  gets a zero-width space in front; a leading role prefix (`system:`, `assistant:`, `user:`,
+  `human:`, `developer:`, `tool:`) gets one before its colon.
+
+Before matching, invisible characters are removed (decision): every Unicode format character
+(category Cf — zero-width space/joiners, word joiner, BOM, soft hyphen, bidi controls, the tag
+block used for invisible "ASCII smuggling"), variation selectors (also usable to smuggle
+bytes), and control characters other than tab and newline. Otherwise stored text could carry
+its own zero-width characters to pre-break a token so our patterns miss it — and anything
+downstream that strips zero-width characters would then restore it. Line breaks (`\\r\\n`, `\\r`,
+vertical tab, form feed, NEL, U+2028/U+2029) become `\\n` first, so per-line rules see every line
+a model would. The cost: emoji ZWJ sequences render as their parts. The function is idempotent.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["ZWSP", "find_control_sequences", "sanitize", "strip_invisible"]
+
+ZWSP = "\u200b"
+
+_LINE_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x85\u2028\u2029]")
+
+# Look-alikes a model (or an NFKC-normalising tokenizer) reads as the ASCII character.
+_LT = "[<\uff1c\ufe64]"
+_GT = "[>\uff1e\ufe65]"
+_BAR = "[|\uff5c]"
+_LBRACKET = "[\\[\uff3b]"
+_SLASH = "[/\uff0f]"
+_SPACE = "[ \\t]*"
+
+_BRACKET_NAMES = (
+    "INST|SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_CALLS|TOOL_RESULTS|TOOL_CONTENT|gMASK|sMASK"
+)
+_ANGLE_NAMES = "s|bos|eos|pad|unk|sop|eop|start_of_turn|end_of_turn"
+
+# Each pattern's group 1 is the opener character; the zero-width space goes right after it.
+_OPENER_PATTERNS = re.compile(
+    "|".join(
+        (
+            # container tags, with or without a closing slash and spaces
+            rf"({_LT})(?={_SPACE}{_SLASH}?{_SPACE}(?:context-data|runtime-directives))",
+            # ChatML / Llama-3 / DeepSeek: any `<|` or `<｜`
+            rf"({_LT})(?={_BAR})",
+            # Llama-2 system markers
+            rf"({_LT})(?={_LT}{_SLASH}?SYS{_GT})",
+            # bracketed template tokens
+            rf"({_LBRACKET})(?={_SLASH}?(?:{_BRACKET_NAMES})\b)",
+            # angle-bracket template tokens; `>` required so `<span` or `<sup>` stay untouched
+            rf"({_LT})(?={_SPACE}{_SLASH}?{_SPACE}(?:{_ANGLE_NAMES}){_SPACE}{_GT})",
+        )
+    ),
+    re.IGNORECASE,
+)
+_FENCE_RUN = re.compile(r"`{3,}|~{3,}")
+_LEADING_HASHES = re.compile(r"^([ \t]*)(?=#)", re.MULTILINE)
+# Markdown around the role (`- system:`, `> **System**:`, `### System:`) and a fullwidth
+# colon count too; the zero-width space is the one the heading rule just put in front.
+_ROLE_PREFIX = re.compile(
+    r"^([ \t>*_#\u200b-]*(?:system|assistant|user|human|developer|tool)[ \t*_]*)(?=[:\uff1a])",
+    re.MULTILINE | re.IGNORECASE,
+)
+
+
+def _is_invisible(char: str) -> bool:
+    if char in "\t\n":
+        return False
+    code = ord(char)
+    if 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF:
+        return True  # variation selectors
+    return unicodedata.category(char) in ("Cf", "Cc")
+
+
+def strip_invisible(text: str) -> str:
+    """Unify line breaks to `\\n`, then drop format/control characters and variation selectors."""
+    unified = _LINE_BREAKS.sub("\n", text)
+    return "".join(char for char in unified if not _is_invisible(char))
+
+
+def _open_up(match: re.Match[str]) -> str:
+    return match.group(0) + ZWSP
+
+
+def _split_fence(match: re.Match[str]) -> str:
+    return ZWSP.join(match.group(0))
+
+
+def sanitize(text: str) -> str:
+    """`text` with every control sequence broken by a zero-width space (see module docstring)."""
+    cleaned = strip_invisible(text)
+    # The opener patterns match one character (lookahead holds the rest), so a replacement
+    # can never re-create a match across its own boundary.
+    cleaned = _OPENER_PATTERNS.sub(_open_up, cleaned)
+    cleaned = _FENCE_RUN.sub(_split_fence, cleaned)
+    cleaned = _LEADING_HASHES.sub(lambda m: m.group(1) + ZWSP, cleaned)
+    return _ROLE_PREFIX.sub(lambda m: m.group(1) + ZWSP, cleaned)
+
+
+def find_control_sequences(text: str) -> list[str]:
+    """Snippets of the raw control sequences `sanitize` would break, searched in `text` as given.
+
+    No stripping happens first, so a zero-width space inside a sequence counts as broken; on
+    `sanitize`'s output this is always empty (a test asserts it). For tests and audits.
+    """
+    found: list[str] = []
+    for pattern in (_OPENER_PATTERNS, _LEADING_HASHES, _ROLE_PREFIX):
+        found.extend(text[match.start() : match.end() + 16] for match in pattern.finditer(text))
+    found.extend(match.group(0) for match in _FENCE_RUN.finditer(text))
+    return found

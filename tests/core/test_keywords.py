@@ -1,0 +1,120 @@
+"""Query → search terms: worked examples of reference §4.2 plus the stopword rule."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memory_core.services.keywords import (
+    ENGLISH_STOPWORDS,
+    MAX_CANDIDATES,
+    MAX_TERMS,
+    TermKind,
+    extract_keywords,
+    search_terms,
+)
+
+
+def test_code_and_path_runs_stay_whole_and_sentence_punctuation_is_stripped() -> None:
+    """R-READ-3: file names, paths, emails and versions are single OR terms."""
+    assert search_terms("Where is config.yaml, src/app.py or me@example.com? v1.2.") == (
+        "config.yaml",
+        "src/app.py",
+        "me@example.com",
+        "v1.2",
+    )
+
+
+def test_trailing_plus_and_hash_are_kept_for_language_names() -> None:
+    assert search_terms("c++ or c# ?") == ("c++", "c#")
+
+
+def test_question_words_and_chat_fillers_never_become_terms() -> None:
+    """The LoCoMo note: frequent words make an OR query match most claims."""
+    assert search_terms("When did the user say what they remember about Caroline?") == ("caroline",)
+    assert {"the", "user", "what", "when", "did"} <= ENGLISH_STOPWORDS
+
+
+def test_stopwords_do_not_apply_to_code_terms() -> None:
+    assert search_terms("user.name and user_id") == ("user.name", "user_id")
+
+
+def test_terms_are_lowercased_and_deduplicated_at_first_occurrence() -> None:
+    keywords = extract_keywords("Paris PARIS paris Berlin")
+    assert [k.text for k in keywords] == ["paris", "berlin"]
+    assert keywords[0].position == 0
+
+
+def test_length_rules_ascii_three_code_two() -> None:
+    assert search_terms("go to ok v2 k8") == ("v2", "k8")
+    assert search_terms("tea") == ("tea",)
+
+
+def test_short_cjk_run_is_one_term_and_long_run_yields_four_character_windows() -> None:
+    assert search_terms("咖啡") == ("咖啡",)
+    assert search_terms("我喜欢喝咖啡") == ("我喜欢喝", "喜欢喝咖", "欢喝咖啡")
+
+
+def test_cjk_and_ascii_runs_split_at_the_script_boundary() -> None:
+    keywords = extract_keywords("Tokyo旅行plan")
+    assert [(k.text, k.kind) for k in keywords] == [
+        ("tokyo", TermKind.ASCII),
+        ("旅行", TermKind.CJK),
+        ("plan", TermKind.ASCII),
+    ]
+
+
+def test_fullwidth_input_is_normalised_first() -> None:
+    assert search_terms("ＡＰＩ ｋｅｙ") == ("api", "key")
+
+
+def test_pick_prefers_code_then_cjk_then_longer_ascii_and_returns_query_order() -> None:
+    query = "alpha bravo charlie delta echo foxtrot golfer hotel3 indiana juliet 東京都"
+    # 11 candidates, 8 picked: the code term, the CJK term, then the 6 longest ASCII words
+    # (7 letters: charlie, foxtrot, indiana; 6: golfer, juliet; of the 5-letter ones the
+    # earliest, alpha) — returned in query order.
+    assert search_terms(query) == (
+        "alpha",
+        "charlie",
+        "foxtrot",
+        "golfer",
+        "hotel3",
+        "indiana",
+        "juliet",
+        "東京都",
+    )
+
+
+def test_terms_shorter_than_three_code_points_lose_to_longer_ones() -> None:
+    query = "v2 " + " ".join(f"word{c}x" for c in "abcdefgh")
+    # Nine candidates: every longer term beats the two-character code term.
+    assert "v2" not in search_terms(query)
+    assert len(search_terms(query)) == MAX_TERMS
+
+
+def test_only_the_first_24_candidates_are_considered() -> None:
+    early = [f"early{chr(97 + i)}" for i in range(MAX_CANDIDATES)]
+    query = " ".join([*early, "zz_late_code_term"])
+    assert "zz_late_code_term" not in search_terms(query)
+
+
+def test_a_query_of_only_stopwords_or_symbols_has_no_terms() -> None:
+    assert search_terms("what did the user say? !!! --") == ()
+    assert search_terms("") == ()
+
+
+@pytest.mark.parametrize("query", ["a" * 10_000, "路" * 10_000, "x.y " * 5_000])
+def test_huge_queries_are_bounded(query: str) -> None:
+    assert len(search_terms(query)) <= MAX_TERMS
+
+
+@given(st.text(max_size=200))
+def test_terms_are_unique_lowercase_and_at_most_eight(query: str) -> None:
+    keywords = extract_keywords(query)
+    texts = [k.text for k in keywords]
+    assert len(texts) <= MAX_TERMS
+    assert len(set(texts)) == len(texts)
+    assert all(text == text.lower() for text in texts)
+    assert [k.position for k in keywords] == sorted(k.position for k in keywords)
+    assert not set(texts) & ENGLISH_STOPWORDS
