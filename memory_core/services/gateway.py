@@ -492,9 +492,8 @@ class ProviderGateway:
             raise
         except Exception as exc:
             # A third-party provider leaked a library exception: type it and say no more (its
-            # message may carry a URL or a key).
-            kind = type(exc).__name__
-            raise ProviderResponseError(f"{purpose}: provider raised {kind}") from None
+            # message may carry a URL or a key), not even as the new error's __context__.
+            foreign = type(exc).__name__
         finally:
             unlink()
             self._settle(agent_id, token, slot)
@@ -510,6 +509,7 @@ class ProviderGateway:
                     outcome=outcome,
                 )
             )
+        raise ProviderResponseError(f"{purpose}: provider raised {foreign}")
 
     def _settle(
         self, agent_id: str, token: CancellationToken, slot: tuple[str, str, str, str]

@@ -545,7 +545,8 @@ def test_a_foreign_exception_from_a_provider_is_typed_and_says_nothing_more(cloc
             )
         )
     assert "RuntimeError" in str(caught.value)
-    assert "sk-live" not in str(caught.value) and caught.value.__cause__ is None
+    assert "sk-live" not in str(caught.value)
+    assert caught.value.__cause__ is None and caught.value.__context__ is None
 
 
 def test_diagnostics_are_counts_and_latencies_only(clock) -> None:

@@ -1,0 +1,250 @@
+"""Belt and braces around any provider: no call outlives its deadline or its token.
+
+The composition root wraps every provider a plugin factory returns in `GuardedEmbeddingProvider`
+/ `GuardedTextProvider`, so even a third-party provider that ignores its deadline or token
+cannot hang a turn (R-ARCH-6, R-PROV-3). Each call runs in its own task; when the deadline
+passes or the token fires, the caller is answered at once (DeadlineExceeded /
+OperationCancelled) and the task is cancelled. A task that refuses to stop within a short
+grace is abandoned and counted as a straggler; while too many stragglers are still running,
+new calls are refused (CapacityRejected) rather than piling up. Library exceptions a provider
+leaks become typed errors naming only their type (R-PROV-5).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.domain.errors import (
+    AgentMemoryError,
+    CapacityRejected,
+    DeadlineExceeded,
+    OperationCancelled,
+    ProviderResponseError,
+    ProviderUnavailable,
+)
+from memory_core.domain.secrets import redact_for_log
+from memory_core.ports.providers import (
+    EmbeddingProvider,
+    EmbeddingPurpose,
+    TextProvider,
+    TextRequest,
+)
+
+__all__ = ["GuardedEmbeddingProvider", "GuardedTextProvider", "ProviderGuard"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+def _retrieve(task: asyncio.Future[object]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.debug("abandoned provider call ended with %s", type(task.exception()).__name__)
+
+
+class ProviderGuard:
+    """Runs one provider's calls under their deadline and token; tracks stragglers."""
+
+    def __init__(self, name: str, *, grace_seconds: float = 0.25, max_stragglers: int = 8) -> None:
+        if grace_seconds < 0 or max_stragglers < 0:
+            raise ValueError("grace_seconds and max_stragglers must be >= 0")
+        self._name = name
+        self._grace = grace_seconds
+        self._max_stragglers = max_stragglers
+        self._stragglers: set[asyncio.Future[object]] = set()
+
+    @property
+    def stragglers(self) -> int:
+        """Abandoned calls still running (the provider ignored their cancellation)."""
+        return len(self._stragglers)
+
+    async def run(
+        self,
+        make: Callable[[], Awaitable[T]],
+        *,
+        deadline: Deadline,
+        cancel: CancellationToken,
+        what: str,
+    ) -> T:
+        label = f"{self._name} {what}"
+        if cancel.cancelled:
+            raise OperationCancelled(f"{label} cancelled")
+        remaining = deadline.remaining()
+        if remaining <= 0:
+            raise DeadlineExceeded(f"{label} exceeded its deadline")
+        if len(self._stragglers) > self._max_stragglers - 1:
+            raise CapacityRejected(f"{label}: {len(self._stragglers)} abandoned calls still run")
+        loop = asyncio.get_running_loop()
+        task: asyncio.Future[T] = asyncio.ensure_future(self._translated(make, label))
+        task.add_done_callback(_retrieve)
+        stopped: asyncio.Future[None] = loop.create_future()
+
+        def stop() -> None:
+            if not stopped.done():
+                stopped.set_result(None)
+            task.cancel()
+
+        # A token may be cancelled from any thread; the loop's objects only from the loop.
+        unregister = cancel.on_cancel(lambda: loop.call_soon_threadsafe(stop))
+        try:
+            done, _ = await asyncio.wait(
+                {task, stopped}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
+            )
+        except BaseException:
+            task.cancel()
+            raise
+        finally:
+            unregister()
+            stopped.cancel()
+        if task in done and not task.cancelled():
+            if cancel.cancelled:
+                raise OperationCancelled(f"{label} cancelled")
+            return task.result()
+        await self._settle(task)
+        if cancel.cancelled or task in done:
+            raise OperationCancelled(f"{label} cancelled")
+        raise DeadlineExceeded(f"{label} exceeded its deadline")
+
+    async def _settle(self, task: asyncio.Future[object]) -> None:
+        task.cancel()
+        if self._grace > 0:
+            await asyncio.wait({task}, timeout=self._grace)
+        if not task.done():
+            logger.warning("%s ignored cancellation; abandoning the call", self._name)
+            self._stragglers.add(task)
+            task.add_done_callback(self._stragglers.discard)
+
+    @staticmethod
+    async def _translated(make: Callable[[], Awaitable[T]], label: str) -> T:
+        try:
+            return await make()
+        except AgentMemoryError:
+            raise
+        except TimeoutError:
+            error: AgentMemoryError = DeadlineExceeded(f"{label} exceeded its deadline")
+        except OSError as exc:
+            error = ProviderUnavailable(f"{label}: {type(exc).__name__}")
+        except Exception as exc:
+            # The message may quote a URL or a key: log it redacted, raise only the type.
+            logger.debug("%s raised %s: %s", label, type(exc).__name__, redact_for_log(str(exc)))
+            error = ProviderResponseError(f"{label}: provider raised {type(exc).__name__}")
+        # Raised outside the handler, so the foreign exception is not even its __context__.
+        raise error
+
+
+async def _close(provider: EmbeddingProvider | TextProvider, seconds: float) -> None:
+    # Shutdown must not hang on a provider either.
+    try:
+        async with asyncio.timeout(seconds):
+            await provider.aclose()
+    except TimeoutError:
+        logger.warning("%s did not close within %ss", provider.provider_id, seconds)
+
+
+class GuardedEmbeddingProvider:
+    """An `EmbeddingProvider` that delegates to `inner` under a `ProviderGuard`."""
+
+    def __init__(
+        self,
+        inner: EmbeddingProvider,
+        *,
+        grace_seconds: float = 0.25,
+        max_stragglers: int = 8,
+        close_seconds: float = 5.0,
+    ) -> None:
+        self._inner = inner
+        self._close_seconds = close_seconds
+        self.guard = ProviderGuard(
+            inner.provider_id, grace_seconds=grace_seconds, max_stragglers=max_stragglers
+        )
+
+    def __repr__(self) -> str:
+        return f"GuardedEmbeddingProvider({self._inner.provider_id!r}, {self._inner.model_id!r})"
+
+    @property
+    def wrapped(self) -> EmbeddingProvider:
+        return self._inner
+
+    @property
+    def provider_id(self) -> str:
+        return self._inner.provider_id
+
+    @property
+    def model_id(self) -> str:
+        return self._inner.model_id
+
+    async def dimensions(self, *, deadline: Deadline, cancel: CancellationToken) -> int:
+        return await self.guard.run(
+            lambda: self._inner.dimensions(deadline=deadline, cancel=cancel),
+            deadline=deadline,
+            cancel=cancel,
+            what="dimension discovery",
+        )
+
+    async def embed(
+        self,
+        texts: Sequence[str],
+        *,
+        purpose: EmbeddingPurpose,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> Sequence[Sequence[float]]:
+        return await self.guard.run(
+            lambda: self._inner.embed(texts, purpose=purpose, deadline=deadline, cancel=cancel),
+            deadline=deadline,
+            cancel=cancel,
+            what="embedding",
+        )
+
+    async def aclose(self) -> None:
+        await _close(self._inner, self._close_seconds)
+
+
+class GuardedTextProvider:
+    """A `TextProvider` that delegates to `inner` under a `ProviderGuard`."""
+
+    def __init__(
+        self,
+        inner: TextProvider,
+        *,
+        grace_seconds: float = 0.25,
+        max_stragglers: int = 8,
+        close_seconds: float = 5.0,
+    ) -> None:
+        self._inner = inner
+        self._close_seconds = close_seconds
+        self.guard = ProviderGuard(
+            inner.provider_id, grace_seconds=grace_seconds, max_stragglers=max_stragglers
+        )
+
+    def __repr__(self) -> str:
+        return f"GuardedTextProvider({self._inner.provider_id!r}, {self._inner.model_id!r})"
+
+    @property
+    def wrapped(self) -> TextProvider:
+        return self._inner
+
+    @property
+    def provider_id(self) -> str:
+        return self._inner.provider_id
+
+    @property
+    def model_id(self) -> str:
+        return self._inner.model_id
+
+    async def complete(
+        self, request: TextRequest, *, deadline: Deadline, cancel: CancellationToken
+    ) -> str:
+        return await self.guard.run(
+            lambda: self._inner.complete(request, deadline=deadline, cancel=cancel),
+            deadline=deadline,
+            cancel=cancel,
+            what="completion",
+        )
+
+    async def aclose(self) -> None:
+        await _close(self._inner, self._close_seconds)
