@@ -60,9 +60,17 @@ _RAW_INSERT = """INSERT INTO agent_memory (id, agent_id, kind, content, canonica
   VALUES (:id, 'a', 'semantic', 'x', 'x', :tk, :vf, :vu, :tp, :tz, :tc, :st, :sid, :us, 0, 0)"""
 
 _VALID = {
-    "id": "r1", "tk": "atemporal", "vf": None, "vu": None, "tp": None, "tz": None, "tc": None,
-    "st": "agent", "sid": None, "us": None,
-}  # fmt: skip
+    "id": "r1",
+    "tk": "atemporal",
+    "vf": None,
+    "vu": None,
+    "tp": None,
+    "tz": None,
+    "tc": None,
+    "st": "agent",
+    "sid": None,
+    "us": None,
+}
 
 _BAD_TEMPORAL = [
     {"tk": "state", "tp": "day", "tz": "UTC", "tc": 0.9, "vf": 10, "vu": 10},  # empty interval

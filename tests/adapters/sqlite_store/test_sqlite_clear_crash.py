@@ -1,0 +1,168 @@
+"""Crash test of the agent clear (R-FORGET-3): a subprocess clearing 10,000 claims is
+SIGKILLed after a few committed batches; in between nothing of the agent is readable or
+insertable; reopening resumes from the persisted phase and finishes; every count adds up."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import apsw
+import pytest
+
+from memory_adapters.sqlite_store import ApswClaimStore, resume_pending_clears
+from memory_adapters.sqlite_store.connection import OWNER_TOKEN_FUNCTION, fts_owner_token
+from memory_contracts.fakes import ManualClock
+from memory_core.domain.claims import ClaimDraft, WriteOrigin
+from memory_core.domain.errors import ClearInProgress, NotFound
+from memory_core.domain.scope import ScopeFilter
+from memory_core.domain.secrets import PatternSecretPolicy
+from memory_core.ports.claims import ClearPhase
+
+A, B = "agent-a", "agent-b"
+CLAIMS = 10_000
+BATCH = 256
+KILL_AFTER_BATCHES = 3
+
+_CHILD = textwrap.dedent(
+    """
+    import asyncio, sys
+    from memory_adapters.sqlite_store import ApswClaimStore, run_clear
+    from memory_contracts.fakes import ManualClock
+    from memory_core.domain.secrets import PatternSecretPolicy
+
+    clock = ManualClock()
+    store = ApswClaimStore(sys.argv[1], secret_policy=PatternSecretPolicy(), clock=clock)
+
+    def report(progress):
+        # Printed only after run_clear_batch returned, i.e. after its COMMIT.
+        print(progress.phase.value, progress.removed_count, flush=True)
+
+    asyncio.run(run_clear(store, "agent-a", now=clock.now(), on_progress=report))
+    """
+)
+
+
+def _populate(db: Path, clock: ManualClock) -> list[str]:
+    store = ApswClaimStore(db, secret_policy=PatternSecretPolicy(), clock=clock)
+    drafts = [
+        ClaimDraft(agent_id=A, kind="episodic", content=f"event number {i} in the log")
+        for i in range(CLAIMS)
+    ]
+    outcomes = store.insert_many(drafts, origin=WriteOrigin.EXTRACTION, now=clock.now())
+    store.insert(
+        ClaimDraft(agent_id=A, kind="persona", content="persona row"),
+        origin=WriteOrigin.EXTRACTION,
+        now=clock.now(),
+    )
+    store.insert_many(
+        [ClaimDraft(agent_id=B, kind="semantic", content=f"bystander {i}") for i in range(50)],
+        origin=WriteOrigin.EXTRACTION,
+        now=clock.now(),
+    )
+    store.close()
+    return [outcome.claim.id for outcome in outcomes if outcome.claim is not None]
+
+
+def _kill_mid_clear(db: Path) -> list[int]:
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(db)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert child.stdout is not None
+    seen: list[int] = []
+    try:
+        for line in child.stdout:
+            phase, removed = line.split()
+            assert phase == ClearPhase.CLAIMS.value
+            seen.append(int(removed))
+            if len(seen) == KILL_AFTER_BATCHES:
+                os.kill(child.pid, signal.SIGKILL)
+                break
+    finally:
+        child.wait(timeout=60)
+    assert child.returncode == -signal.SIGKILL
+    return seen
+
+
+def _count(db: Path, sql: str, *params: object) -> int:
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return int(conn.execute(sql, params).fetchone()[0])
+    finally:
+        conn.close()
+
+
+@pytest.mark.slow
+def test_killed_clear_keeps_committed_batches_fences_the_agent_and_resumes(
+    tmp_path: Path,
+) -> None:
+    """R-FORGET-3: committed batches stay, the partial one rolls back, the fence holds
+    across the crash, startup resumes from the persisted phase, and the counts add up."""
+    db = tmp_path / "memory.sqlite3"
+    clock = ManualClock()
+    ids = _populate(db, clock)
+    seen = _kill_mid_clear(db)
+    assert seen == [BATCH * (i + 1) for i in range(KILL_AFTER_BATCHES)]
+
+    store = ApswClaimStore(db, secret_policy=PatternSecretPolicy(), clock=clock)
+    try:
+        (job,) = store.pending_clears()
+        assert (job.agent_id, job.phase) == (A, ClearPhase.CLAIMS)
+        removed = job.removed_count
+        # Whole batches only: the batch in flight at the kill left no trace.
+        assert removed % BATCH == 0 and BATCH * KILL_AFTER_BATCHES <= removed < CLAIMS
+        left = _count(db, "SELECT count(*) FROM agent_memory WHERE agent_id = ?", A)
+        assert left + removed == CLAIMS + 1  # + the persona row
+        tombstoned = _count(db, "SELECT count(*) FROM agent_memory_tombstone WHERE agent_id = ?", A)
+        assert tombstoned == 2 * removed  # provenance + content identity per claim
+
+        # Between the crash and the resume nothing of the agent is readable or insertable.
+        for claim_id in (ids[0], ids[-1]):
+            with pytest.raises(NotFound):
+                store.get(A, claim_id)
+        assert store.list_claims(A, include_inactive=True) == []
+        assert store.search_fts(A, ["event"], scope_filter=ScopeFilter.agent_only(), limit=5) == []
+        with pytest.raises(ClearInProgress):
+            store.insert(
+                ClaimDraft(agent_id=A, kind="semantic", content="written during the crash"),
+                origin=WriteOrigin.USER_ADD,
+                now=clock.now(),
+            )
+        raw = apsw.Connection(str(db))
+        raw.create_scalar_function(OWNER_TOKEN_FUNCTION, fts_owner_token, 1)
+        with pytest.raises(apsw.ConstraintError, match="clear in progress"):
+            raw.execute(
+                "INSERT INTO agent_memory (id, agent_id, kind, content, canonical_content,"
+                " created_at, updated_at) VALUES ('raw-1', ?, 'semantic', 'x', 'x', 0, 0)",
+                (A,),
+            )
+        raw.close()
+
+        progress: list[int] = []
+        finished = asyncio.run(
+            resume_pending_clears(
+                store, now=clock.now(), on_progress=lambda p: progress.append(p.removed_count)
+            )
+        )
+        assert [(p.agent_id, p.phase, p.removed_count) for p in finished] == [
+            (A, ClearPhase.DONE, CLAIMS + 1)
+        ]
+        assert progress[-1] == CLAIMS + 1 and progress == sorted(progress)
+        assert store.pending_clears() == []
+        assert len(store.list_claims(B)) == 50
+    finally:
+        store.close()
+    assert _count(db, "SELECT count(*) FROM agent_memory WHERE agent_id = ?", A) == 0
+    assert _count(db, "SELECT count(*) FROM agent_memory_tombstone WHERE agent_id = ?", A) == (
+        2 * CLAIMS
+    )
+    assert _count(db, "SELECT count(*) FROM agent_memory_fts") == 50
+    assert _count(db, "SELECT count(*) FROM agent_memory_dirty WHERE agent_id = ?", A) == 0

@@ -1,0 +1,312 @@
+"""Behaviour of the apsw store beyond the port contract: transactional FTS mirror, dirty
+generations, audit hygiene, secret redaction, the bounded LIKE fallback, the clear runner."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import apsw
+import pytest
+
+from memory_adapters.sqlite_store import ApswClaimStore, fts, run_clear
+from memory_contracts.fakes import ManualClock
+from memory_core.domain.claims import ClaimDraft, EmbeddingIdentity, WriteOrigin
+from memory_core.domain.directives import DirectiveKind
+from memory_core.domain.errors import ClearInProgress
+from memory_core.domain.scope import Scope, ScopeContext, ScopeFilter
+from memory_core.domain.secrets import PatternSecretPolicy
+from memory_core.ports.claims import ClearPhase, MatchMode
+
+A, B = "agent-a", "agent-b"
+AGENT_ONLY = ScopeFilter.agent_only()
+EXTRACTION = WriteOrigin.EXTRACTION
+
+
+def _add(store: ApswClaimStore, clock: ManualClock, content: str, **kwargs: object) -> str:
+    kwargs.setdefault("agent_id", A)
+    kwargs.setdefault("kind", "semantic")
+    outcome = store.insert(
+        ClaimDraft(content=content, **kwargs), origin=EXTRACTION, now=clock.now()
+    )  # type: ignore[arg-type]
+    assert outcome.claim is not None
+    return outcome.claim.id
+
+
+def _mirror(raw: apsw.Connection) -> tuple[set[int], set[int]]:
+    mirrored = {r for (r,) in raw.execute("SELECT rowid FROM agent_memory_fts")}
+    recallable = {
+        r
+        for (r,) in raw.execute(
+            "SELECT rid FROM agent_memory WHERE lifecycle_state = 'active'"
+            " AND superseded_by IS NULL AND kind IN ('episodic', 'semantic', 'reflection')"
+        )
+    }
+    return mirrored, recallable
+
+
+def test_a_failed_batch_leaves_neither_claims_nor_mirror_entries(
+    store: ApswClaimStore, clock: ManualClock, raw: apsw.Connection
+) -> None:
+    """R-STORE-1, R-WRITE-4: the FTS mirror is written in the claim's own transaction, so a
+    batch that fails half-way leaves no claim and no index entry behind."""
+    store.begin_clear(B, now=clock.now())
+    with pytest.raises(ClearInProgress):
+        store.insert_many(
+            [
+                ClaimDraft(agent_id=A, kind="semantic", content="first of the batch"),
+                ClaimDraft(agent_id=B, kind="semantic", content="fenced agent"),
+            ],
+            origin=EXTRACTION,
+            now=clock.now(),
+        )
+    assert raw.execute("SELECT count(*) FROM agent_memory").fetchone() == (0,)
+    assert raw.execute("SELECT count(*) FROM agent_memory_fts").fetchone() == (0,)
+
+
+def test_mirror_follows_every_lifecycle_change_and_rebuilds_identically(
+    store: ApswClaimStore, clock: ManualClock, raw: apsw.Connection
+) -> None:
+    """R-STORE-2: the FTS mirror is a projection: after archive, restore, supersede, edit and
+    delete it equals the recallable rows, and dropping and rebuilding it changes no answer."""
+    ids = [_add(store, clock, f"garden note {i} about roses and tulips") for i in range(12)]
+    store.archive(A, ids[0], now=clock.now())
+    store.archive(A, ids[1], now=clock.now())
+    store.restore(A, ids[1], now=clock.now())
+    store.delete(A, ids[2], now=clock.now())
+    store.update_content(
+        A, ids[3], expected_revision=1, content="garden note about lilies", now=clock.now()
+    )
+    store.supersede(
+        A,
+        ids[4],
+        ClaimDraft(agent_id=A, kind="semantic", content="garden note v2 roses"),
+        expected_revision=1,
+        now=clock.now(),
+    )
+    _add(store, clock, "garden note in a session", scope=Scope.session("s1"))
+    mirrored, recallable = _mirror(raw)
+    assert mirrored == recallable and len(recallable) == 11
+    queries = [["roses"], ["tulips", "lilies"], ["garden"], ["no"], ["session"]]
+    session = ScopeFilter.from_context(ScopeContext(session_id="s1"))
+    before = [store.search_fts(A, q, scope_filter=session, limit=20) for q in queries]
+    assert store.rebuild_fts() == 11
+    after = [store.search_fts(A, q, scope_filter=session, limit=20) for q in queries]
+    assert [[h.claim_id for h in hits] for hits in after] == [
+        [h.claim_id for h in hits] for hits in before
+    ]
+    assert _mirror(raw)[0] == recallable
+
+
+def test_fts_holds_a_hashed_owner_token_never_the_agent_id(
+    store: ApswClaimStore, clock: ManualClock, raw: apsw.Connection
+) -> None:
+    """R-PRIV-2 (reference §9): the index stores an owner hash, not the agent id."""
+    _add(store, clock, "some ordinary text", agent_id="Customer-4711")
+    terms = {t for (t,) in raw.execute("SELECT term FROM agent_memory_fts_vocab")}
+    assert not {"cus", "ust", "471", "711"} & terms
+    token = fts.fts_owner_token("Customer-4711")
+    assert len(token) == 3 and token in terms
+
+
+def test_an_owner_token_collision_never_leaks_another_agents_rows(
+    open_store: Callable[..., ApswClaimStore], clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R-READ-3, R-PRIV-2: even if every agent shared one FTS owner token, the join on the
+    real agent_id before LIMIT keeps results exact and complete."""
+    monkeypatch.setattr(fts, "fts_owner_token", lambda agent_id: "丁丂七")
+    from memory_adapters.sqlite_store import connection
+
+    monkeypatch.setattr(connection, "fts_owner_token", lambda agent_id: "丁丂七")
+    store = open_store()
+    for i in range(100):
+        _add(store, clock, f"salsa salsa salsa lesson {i}", agent_id=B, importance=1.0)
+    mine = {_add(store, clock, f"salsa class {i}", importance=0.0) for i in range(2)}
+    hits = store.search_fts(A, ["salsa"], scope_filter=AGENT_ONLY, limit=2)
+    assert {h.claim_id for h in hits} == mine
+    assert (
+        not {h.claim_id for h in store.search_fts(B, ["salsa"], scope_filter=AGENT_ONLY, limit=200)}
+        & mine
+    )
+
+
+def test_dirty_generations_follow_semantic_and_embedding_changes_only(
+    store: ApswClaimStore, clock: ManualClock, raw: apsw.Connection
+) -> None:
+    """R-MAINT-1 (reference §7.7): insert seeds generation 1; revision and embedding changes
+    and the delete re-dirty it; access bookkeeping does not; internal rows never seed."""
+
+    def seed(claim_id: str) -> tuple[int, int] | None:
+        return raw.execute(
+            "SELECT generation, claim_revision FROM agent_memory_dirty WHERE memory_id = ?",
+            (claim_id,),
+        ).fetchone()
+
+    cid = _add(store, clock, "dirty tracking")
+    assert seed(cid) == (1, 1)
+    store.record_access(A, [cid], now=clock.now())
+    assert seed(cid) == (1, 1)
+    store.mark_embedding(
+        A,
+        cid,
+        expected_revision=1,
+        identity=EmbeddingIdentity(provider="p", model="m", dim=4),
+        ready=True,
+        now=clock.now(),
+    )
+    assert seed(cid) == (2, 1)
+    store.archive(A, cid, now=clock.now())
+    assert seed(cid) == (3, 2)
+    store.delete(A, cid, now=clock.now())
+    assert seed(cid) == (4, 2)
+    persona = _add(store, clock, "persona", kind="persona")
+    assert seed(persona) is None
+
+
+def test_audit_tombstones_and_jobs_never_hold_content(
+    store: ApswClaimStore, clock: ManualClock, raw: apsw.Connection
+) -> None:
+    """R-ARCH-6, R-FORGET-1: side tables hold ids, hashes, counts — never the text."""
+    text = "Confidential appointment with Dr Quill"
+    cid = store.insert(
+        ClaimDraft(agent_id=A, kind="semantic", content=text),
+        origin=WriteOrigin.USER_ADD,
+        now=clock.now(),
+    ).claim.id  # type: ignore[union-attr]
+    store.archive(A, cid, now=clock.now())
+    store.restore(A, cid, now=clock.now())
+    store.update_content(A, cid, expected_revision=3, content=text + " on Monday", now=clock.now())
+    store.create_directive(
+        A, DirectiveKind.SUPPRESS_TOPIC, "Skip Dr Quill", topic="Quill", now=clock.now()
+    )
+    _add(store, clock, "another note")
+    asyncio.run(run_clear(store, A, now=clock.now()))
+    for table in (
+        "agent_memory_audit",
+        "agent_memory_tombstone",
+        "agent_memory_clear_job",
+        "agent_memory_derivation",
+        "agent_memory_dirty",
+    ):
+        dump = " ".join(str(v) for row in raw.execute(f"SELECT * FROM {table}") for v in row)
+        assert "Quill" not in dump and "appointment" not in dump, table
+    events = [e for (e,) in raw.execute("SELECT event_type FROM agent_memory_audit")]
+    expected = {"memory/add", "memory/archive", "memory/restore", "memory/manual_edit"}
+    expected |= {"memory/directive_create", "memory/clear_begin", "memory/clear_done"}
+    assert expected <= set(events)
+
+
+def test_audit_retention_prunes_operational_events_and_keeps_lineage(
+    store: ApswClaimStore, clock: ManualClock, raw: apsw.Connection
+) -> None:
+    """R-STORE-1, R-LINEAGE-1: retention drops old housekeeping events only."""
+    old = _add(store, clock, "v1")
+    store.supersede(
+        A,
+        old,
+        ClaimDraft(agent_id=A, kind="semantic", content="v2"),
+        expected_revision=1,
+        now=clock.now(),
+    )
+    raw.execute(
+        "INSERT INTO agent_memory_audit (agent_id, event_type, actor_type, status, created_at)"
+        " VALUES (?, 'memory/repair', 'system', 'completed', 0), (?, 'memory/delete', 'user',"
+        " 'completed', 0)",
+        (A, A),
+    )
+    clock.advance(86_400)
+    assert store.prune_audit(older_than=clock.now()) == 1
+    kinds = {e for (e,) in raw.execute("SELECT event_type FROM agent_memory_audit")}
+    assert "memory/repair" not in kinds and "memory/delete" in kinds
+    assert len(store.list_derivations(A, old)) == 1
+
+
+def test_redacting_policy_stores_and_indexes_only_the_redacted_text(
+    open_store: Callable[..., ApswClaimStore], clock: ManualClock
+) -> None:
+    """R-PRIV-1: in redact mode the secret never reaches the row or the FTS index."""
+    store = open_store(secret_policy=PatternSecretPolicy(mode="redact"))
+    cid = _add(store, clock, "deploy key sk-abcdefghijklmnop1234567890 for staging")
+    assert "sk-abc" not in store.get(A, cid).content
+    assert store.search_fts(A, ["abcdefghijkl"], scope_filter=AGENT_ONLY, limit=5) == []
+    assert [
+        h.claim_id for h in store.search_fts(A, ["staging"], scope_filter=AGENT_ONLY, limit=5)
+    ] == [cid]
+
+
+def test_short_term_fallback_scans_a_bounded_importance_ordered_slice(
+    store: ApswClaimStore, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R-READ-3: the LIKE fallback is bounded: it inspects only the most important rows."""
+    monkeypatch.setattr(fts, "LIKE_SCAN_LIMIT", 3)
+    ranked = [_add(store, clock, f"uses Go daily {i}", importance=i / 10) for i in range(6)]
+    hits = store.search_fts(A, ["Go"], scope_filter=AGENT_ONLY, limit=10)
+    assert [h.claim_id for h in hits] == ranked[::-1][:3]
+    assert (
+        store.search_fts(
+            A, ["Go", "xx"], scope_filter=AGENT_ONLY, limit=10, match_mode=MatchMode.ALL
+        )
+        == []
+    )
+
+
+def test_supersede_never_closes_a_state_that_has_not_started(
+    store: ApswClaimStore, clock: ManualClock
+) -> None:
+    """R-TIME-1: closing at `now` would make an empty interval; a future state keeps its own."""
+    from datetime import timedelta
+
+    from memory_core.domain.temporal import Interval, TemporalMetadata
+
+    future = TemporalMetadata(
+        kind="state",
+        interval=Interval(valid_from=clock.now() + timedelta(days=2)),  # type: ignore[arg-type]
+        precision="day",
+        timezone="UTC",
+        confidence=0.9,  # type: ignore[arg-type]
+    )
+    old = _add(store, clock, "Will live in Oslo", temporal=future)
+    store.supersede(
+        A,
+        old,
+        ClaimDraft(agent_id=A, kind="semantic", content="Will live in Bergen"),
+        expected_revision=1,
+        now=clock.now(),
+    )
+    assert store.get(A, old).temporal == future
+
+
+def test_run_clear_yields_between_batches_and_survives_a_failing_vector_cleanup(
+    store: ApswClaimStore, clock: ManualClock
+) -> None:
+    """R-FORGET-3: the runner yields to the event loop after every batch; a failing vector
+    cleanup is deferred, and the job still finishes."""
+    store.insert_many(
+        [ClaimDraft(agent_id=A, kind="semantic", content=f"row {i}") for i in range(600)],
+        origin=EXTRACTION,
+        now=clock.now(),
+    )
+    yields: list[int] = []
+    phases: list[ClearPhase] = []
+
+    async def tick() -> None:
+        yields.append(1)
+        await asyncio.sleep(0)
+
+    async def broken_cleanup(agent_id: str) -> None:
+        raise OSError("vector file locked")
+
+    done = asyncio.run(
+        run_clear(
+            store,
+            A,
+            now=clock.now(),
+            yield_between=tick,
+            vector_cleanup=broken_cleanup,
+            on_progress=lambda p: phases.append(p.phase),
+        )
+    )
+    assert (done.phase, done.removed_count) == (ClearPhase.DONE, 600)
+    assert len(yields) == 3  # 256 + 256 + 88
+    assert phases == [ClearPhase.CLAIMS, ClearPhase.CLAIMS, ClearPhase.VECTORS, ClearPhase.DONE]
+    assert store.pending_clears() == []
