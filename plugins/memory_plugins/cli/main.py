@@ -30,7 +30,7 @@ from typing import Any
 
 from memory_core import __version__
 from memory_core.domain.errors import AgentMemoryError
-from memory_plugins.cli import demo_cmd, plugins_cmd
+from memory_plugins.cli import demo_cmd, plugins_cmd, store_cmds
 from memory_plugins.cli.context import DATA_DIR_ENV, DEFAULT_DATA_DIR, CommandContext
 from memory_plugins.cli.output import Output
 from memory_plugins.config import load_config
@@ -41,6 +41,7 @@ __all__ = ["COMMAND_MODULES", "EXIT_BUG", "EXIT_OK", "EXIT_USER_ERROR", "build_p
 COMMAND_MODULES: tuple[ModuleType, ...] = (
     plugins_cmd,
     demo_cmd,
+    store_cmds,
 )
 
 EXIT_OK = 0
