@@ -1,0 +1,120 @@
+"""First-party embedding-provider registrations.
+
+- "openai-compatible": any server speaking `POST /v1/embeddings` (OpenAI, vLLM, llama.cpp
+  server, LM Studio);
+- "ollama": a local or remote Ollama (`POST /api/embed`).
+
+Each family of embedders has its own options class and factory below, and one `register`
+call in `agent_memory_register_embedding_providers`; adding an embedder is adding those three
+things. Factories validate their `[plugins.embedding_provider.options]` and raise ConfigError
+naming the option; they return the bare provider (the composition root wraps it in the
+provider guard). Registered through the `agent_memory` entry-point group like any
+third-party plugin (R-ARCH-3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import attrs
+
+from memory_adapters.httpx_providers import (
+    DEFAULT_OLLAMA_URL,
+    OllamaEmbedder,
+    OpenAICompatibleEmbedder,
+    resolve_api_key,
+)
+from memory_core.domain.errors import ConfigError, ValidationError
+from memory_plugins.config import structure_options
+from memory_plugins.context import FactoryContext
+from memory_plugins.hookspecs import RegisterCallback, hookimpl
+
+__all__ = [
+    "OllamaEmbedderOptions",
+    "OpenAICompatibleEmbedderOptions",
+    "agent_memory_register_embedding_providers",
+]
+
+FAMILY = "embedding_provider"
+T = TypeVar("T")
+
+
+def _built(make: Callable[[], T]) -> T:
+    """Adapter validation errors, re-addressed to the config key they came from."""
+    try:
+        return make()
+    except ValidationError as exc:
+        raise ConfigError(f"plugins.{FAMILY}.options.{exc.field}: {exc.reason}") from None
+
+
+# --- HTTP embedders -----------------------------------------------------------------------
+@attrs.frozen(kw_only=True)
+class OpenAICompatibleEmbedderOptions:
+    """`[plugins.embedding_provider.options]` of "openai-compatible"."""
+
+    base_url: str  # with or without the trailing /v1
+    model: str
+    api_key_env: str | None = None  # name of the environment variable holding the key
+    api_key: str | None = None  # prefer api_key_env: a config file is easily shared
+    dimensions: int | None = None  # ask for shortened vectors (models that support it)
+    timeout_seconds: float | None = None  # cap per request, below the gateway's deadline
+    max_connections: int = 8
+
+
+@attrs.frozen(kw_only=True)
+class OllamaEmbedderOptions:
+    """`[plugins.embedding_provider.options]` of "ollama"."""
+
+    model: str
+    base_url: str = DEFAULT_OLLAMA_URL
+    api_key_env: str | None = None  # for an Ollama behind an authenticating proxy
+    api_key: str | None = None
+    dimensions: int | None = None
+    timeout_seconds: float | None = None
+    max_connections: int = 8
+
+
+def _make_openai_compatible(context: FactoryContext) -> OpenAICompatibleEmbedder:
+    options = structure_options(context.options, OpenAICompatibleEmbedderOptions, family=FAMILY)
+    return _built(
+        lambda: OpenAICompatibleEmbedder(
+            base_url=options.base_url,
+            model=options.model,
+            api_key=resolve_api_key(options.api_key, options.api_key_env),
+            dimensions=options.dimensions,
+            timeout_cap=options.timeout_seconds,
+            max_connections=options.max_connections,
+        )
+    )
+
+
+def _make_ollama(context: FactoryContext) -> OllamaEmbedder:
+    options = structure_options(context.options, OllamaEmbedderOptions, family=FAMILY)
+    return _built(
+        lambda: OllamaEmbedder(
+            base_url=options.base_url,
+            model=options.model,
+            api_key=resolve_api_key(options.api_key, options.api_key_env),
+            dimensions=options.dimensions,
+            timeout_cap=options.timeout_seconds,
+            max_connections=options.max_connections,
+        )
+    )
+
+
+# --- registration ---------------------------------------------------------------------------
+@hookimpl
+def agent_memory_register_embedding_providers(register: RegisterCallback) -> None:
+    register(
+        "openai-compatible",
+        _make_openai_compatible,
+        description="OpenAI-compatible /v1/embeddings (OpenAI, vLLM, llama.cpp, LM Studio).",
+        capabilities=("network",),
+    )
+    register(
+        "ollama",
+        _make_ollama,
+        description="Ollama /api/embed.",
+        capabilities=("network",),
+    )

@@ -1,0 +1,113 @@
+"""First-party text-provider registrations: "openai-compatible" and "ollama".
+
+- "openai-compatible": `POST /v1/chat/completions` (OpenAI, vLLM, llama.cpp server, LM Studio);
+  `json_mode = "none"` for servers that refuse `response_format`;
+- "ollama": `POST /api/chat` (stream off, `format: json` when JSON is wanted).
+
+Factories validate `[plugins.text_provider.options]` and raise ConfigError naming the option;
+they return the bare provider (the composition root wraps it in the provider guard).
+Registered through the `agent_memory` entry-point group like any third-party plugin (R-ARCH-3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal, TypeVar
+
+import attrs
+
+from memory_adapters.httpx_providers import (
+    DEFAULT_OLLAMA_URL,
+    OllamaTextProvider,
+    OpenAICompatibleTextProvider,
+    resolve_api_key,
+)
+from memory_core.domain.errors import ConfigError, ValidationError
+from memory_plugins.config import structure_options
+from memory_plugins.context import FactoryContext
+from memory_plugins.hookspecs import RegisterCallback, hookimpl
+
+__all__ = [
+    "OllamaTextOptions",
+    "OpenAICompatibleTextOptions",
+    "agent_memory_register_text_providers",
+]
+
+FAMILY = "text_provider"
+T = TypeVar("T")
+
+
+def _built(make: Callable[[], T]) -> T:
+    """Adapter validation errors, re-addressed to the config key they came from."""
+    try:
+        return make()
+    except ValidationError as exc:
+        raise ConfigError(f"plugins.{FAMILY}.options.{exc.field}: {exc.reason}") from None
+
+
+@attrs.frozen(kw_only=True)
+class OpenAICompatibleTextOptions:
+    """`[plugins.text_provider.options]` of "openai-compatible"."""
+
+    base_url: str  # with or without the trailing /v1
+    model: str
+    api_key_env: str | None = None  # name of the environment variable holding the key
+    api_key: str | None = None  # prefer api_key_env: a config file is easily shared
+    json_mode: Literal["json_object", "none"] = "json_object"
+    timeout_seconds: float | None = None  # cap per request, below the gateway's deadline
+    max_connections: int = 4
+
+
+@attrs.frozen(kw_only=True)
+class OllamaTextOptions:
+    """`[plugins.text_provider.options]` of "ollama"."""
+
+    model: str
+    base_url: str = DEFAULT_OLLAMA_URL
+    api_key_env: str | None = None  # for an Ollama behind an authenticating proxy
+    api_key: str | None = None
+    timeout_seconds: float | None = None
+    max_connections: int = 4
+
+
+def _make_openai_compatible(context: FactoryContext) -> OpenAICompatibleTextProvider:
+    options = structure_options(context.options, OpenAICompatibleTextOptions, family=FAMILY)
+    return _built(
+        lambda: OpenAICompatibleTextProvider(
+            base_url=options.base_url,
+            model=options.model,
+            api_key=resolve_api_key(options.api_key, options.api_key_env),
+            json_mode=options.json_mode,
+            timeout_cap=options.timeout_seconds,
+            max_connections=options.max_connections,
+        )
+    )
+
+
+def _make_ollama(context: FactoryContext) -> OllamaTextProvider:
+    options = structure_options(context.options, OllamaTextOptions, family=FAMILY)
+    return _built(
+        lambda: OllamaTextProvider(
+            base_url=options.base_url,
+            model=options.model,
+            api_key=resolve_api_key(options.api_key, options.api_key_env),
+            timeout_cap=options.timeout_seconds,
+            max_connections=options.max_connections,
+        )
+    )
+
+
+@hookimpl
+def agent_memory_register_text_providers(register: RegisterCallback) -> None:
+    register(
+        "openai-compatible",
+        _make_openai_compatible,
+        description="OpenAI-compatible /v1/chat/completions (OpenAI, vLLM, llama.cpp, LM Studio).",
+        capabilities=("network", "json"),
+    )
+    register(
+        "ollama",
+        _make_ollama,
+        description="Ollama /api/chat.",
+        capabilities=("network", "json"),
+    )
