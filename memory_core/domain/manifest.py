@@ -98,6 +98,22 @@ def _kind_value(value: object) -> str:
 _KNOWN_KINDS = frozenset(kind.value for kind in (*ClaimKind, *DirectiveKind))
 
 
+def _degradations(values: object) -> tuple[Degradation, ...]:
+    # A set in enum order: the same degradations always serialise the same way.
+    try:
+        found = {Degradation(value) for value in values}  # type: ignore[attr-defined]
+    except (TypeError, ValueError) as exc:
+        raise ValidationError("degradations", "not a list of known degradations") from exc
+    return tuple(member for member in Degradation if member in found)
+
+
+def _sources(values: object) -> tuple[CandidateSource, ...]:
+    try:
+        return tuple(CandidateSource(value) for value in values)  # type: ignore[attr-defined]
+    except (TypeError, ValueError) as exc:
+        raise ValidationError("sources", "not a list of known sources") from exc
+
+
 @attrs.frozen(kw_only=True)
 class ScoreBreakdown:
     """Every term of one memory's score (scoring.py), so a ranking can be explained and tuned."""
@@ -124,7 +140,7 @@ class SelectedItem:
     id: str
     kind: ClaimKind = attrs.field(converter=ClaimKind)
     score: float | None = attrs.field(default=None, validator=_finite)
-    sources: tuple[CandidateSource, ...] = ()
+    sources: tuple[CandidateSource, ...] = attrs.field(default=(), converter=_sources)
     similarity: float | None = attrs.field(default=None, validator=_finite)
     tokens: int = attrs.field(default=0, validator=_non_negative)
     breakdown: ScoreBreakdown | None = None
@@ -168,12 +184,6 @@ class StageTimings:
     revalidation: float = attrs.field(default=0.0, validator=_non_negative)
     assembly: float = attrs.field(default=0.0, validator=_non_negative)
     total: float = attrs.field(default=0.0, validator=_non_negative)
-
-
-def _degradations(values: object) -> tuple[Degradation, ...]:
-    # A set in enum order: the same degradations always serialise the same way.
-    found = {Degradation(value) for value in values}  # type: ignore[attr-defined]
-    return tuple(member for member in Degradation if member in found)
 
 
 @attrs.frozen(kw_only=True)

@@ -1,32 +1,31 @@
 """The assembler: one turn's memory block and directive block within one budget (R-READ-5/6).
 
-Directives are rendered first (their block is the allocator's first claim): active and
-runtime-eligible, ordered `updated_at DESC, id ASC`, each ≤ `directive_item_tokens` (else
-`item_budget`), the whole block ≤ `min(total, directive ceiling)` (else `total_budget`); later,
-smaller directives may still fit (R-DIR-3). Then the memory lanes' demands and minimum viable
-sizes are measured, `allocate()` is called once, and the memory block is rendered: a fixed
-read-only notice, then `## Self-Model`, `## Working Memory`, `## Relevant Memories`, each body
-inside its own `<context-data kind="memory">` container (reference §4.9). Persona and working
-bodies are cut to the longest code-point prefix that fits their share; recall lines
-(non-episodic first, then episodic) are admitted whole while they fit, and a line that does not
-fit is dropped with reason `budget` while a later, shorter one may still fit.
+Directives first: runtime-eligible, `updated_at DESC, id ASC`, each ≤ `directive_item_tokens`
+(else `item_budget`), the block ≤ `min(total, directive ceiling)` (else `total_budget`; later,
+smaller ones may still fit — R-DIR-3). Then lane demands and minimum viable sizes are measured,
+`allocate()` runs once, and the memory block is rendered (reference §4.9): a read-only notice,
+then `## Self-Model`, `## Working Memory`, `## Relevant Memories`, each body in its own
+`<context-data kind="memory">` container. Persona/working bodies are cut to the longest
+code-point prefix fitting their share; recall lines (non-episodic first) are admitted whole
+while they fit, a non-fitting line is dropped (`budget`) and a later, shorter one may fit.
 
-Trust planes stay apart by construction (R-ARCH-6): claim, persona and working text only ever
-reaches the memory block, and only through `sanitize`, which breaks any container tag or
-chat-template token in it; directive content only ever reaches the directive block, as JSON
-string values with `& < >` escaped, so it cannot close the block or open a container.
+Trust planes stay apart by construction (R-ARCH-6): claim, persona and working text reach only
+the memory block, and only through `sanitize`; directive content reaches only the directive
+block, as JSON strings with `& < >` escaped, so it can neither close the block nor open a
+container.
 
-Hard ceiling: `estimate_tokens(memory + "\\n\\n" + directives) ≤ total` and its length in code
-points ≤ `CHARS_PER_TOKEN_CEILING × total`. The budgeting guarantees both — overhead counts
-every joiner and the estimate is subadditive; a code point costs at least 1/4 token, so the
-character ceiling follows from the token one — and a final check sheds memory (recall lines
-from the end, then working, then persona) before it would ever shed directives.
+Hard ceiling: `estimate_tokens(memory + "\n\n" + directives) ≤ total`, and at most
+`CHARS_PER_TOKEN_CEILING × total` code points. Budgeting guarantees both (overhead counts every
+joiner, the estimate is subadditive, and a code point costs ≥ 1/4 token so the character
+ceiling follows); a final check would shed memory — recall lines from the end, then working,
+then persona — before directives.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 import attrs
 
@@ -68,6 +67,7 @@ __all__ = [
     "order_directives",
 ]
 
+_T = TypeVar("_T")
 CHARS_PER_TOKEN_CEILING = 4
 MEMORY_NOTICE = (
     "The following sections are read-only context data recalled from long-term memory about "
@@ -159,17 +159,14 @@ def order_directives(directives: Iterable[Directive]) -> tuple[Directive, ...]:
     """Runtime-eligible directives, `updated_at DESC, id ASC`, first of each id (R-DIR-3)."""
     # Two stable sorts: id ascending, then newest first (exact datetimes, no float keys).
     by_id = sorted((d for d in directives if d.is_runtime_eligible), key=lambda d: d.id)
-    ordered = sorted(by_id, key=lambda d: d.updated_at, reverse=True)
-    seen: set[str] = set()
-    unique = []
-    for directive in ordered:
-        if directive.id not in seen:
-            seen.add(directive.id)
-            unique.append(directive)
-    return tuple(unique)
+    return tuple(_first_per_id(sorted(by_id, key=lambda d: d.updated_at, reverse=True)))
 
 
-# --- the directive block ---------------------------------------------------------------------
+def _first_per_id(items: Iterable[_T]) -> list[_T]:
+    firsts: dict[str, _T] = {}
+    for item in items:
+        firsts.setdefault(item.id, item)  # type: ignore[attr-defined]
+    return list(firsts.values())
 
 
 def _directive_json(items: Sequence[dict[str, str]]) -> str:
@@ -181,15 +178,9 @@ def _directive_block(items: Sequence[dict[str, str]]) -> str:
     return "\n".join((_DIRECTIVE_OPEN, DIRECTIVE_NOTICE, _directive_json(items), _DIRECTIVE_CLOSE))
 
 
-@attrs.frozen(kw_only=True)
-class _Directives:
-    text: str | None
-    manifest: DirectiveManifest
-
-
 def _render_directives(
     directives: Iterable[Directive], *, ceiling: int, item_budget: int
-) -> _Directives:
+) -> tuple[str | None, DirectiveManifest]:
     items: list[dict[str, str]] = []
     selected: list[SelectedDirective] = []
     dropped: list[DroppedItem] = []
@@ -221,10 +212,7 @@ def _render_directives(
         item_token_budget=item_budget,
         estimated_tokens=estimate_tokens(text) if text else 0,
     )
-    return _Directives(text=text, manifest=manifest)
-
-
-# --- the memory block ------------------------------------------------------------------------
+    return text, manifest
 
 
 def _section(lane: Lane, body: str) -> str:
@@ -257,10 +245,6 @@ def _recall_line(memory: RecalledMemory) -> str:
     return line
 
 
-def _clean_body(text: str | None) -> str:
-    return sanitize(text).strip() if text else ""
-
-
 def _memory_text(sections: dict[Lane, str]) -> str | None:
     rendered = [_section(lane, body) for lane, body in sections.items() if body]
     return _JOIN.join([MEMORY_NOTICE, *rendered]) if rendered else None
@@ -274,14 +258,9 @@ def _fits(text: str, total: int) -> bool:
     return estimate_tokens(text) <= total and len(text) <= CHARS_PER_TOKEN_CEILING * total
 
 
-def _unique(recalled: Iterable[RecalledMemory]) -> list[RecalledMemory]:
-    seen: set[str] = set()
-    unique = []
-    for memory in recalled:
-        if memory.id not in seen:
-            seen.add(memory.id)
-            unique.append(memory)
+def _recall_order(recalled: Iterable[RecalledMemory]) -> list[RecalledMemory]:
     # Stable: ranking order inside each group, facts and reflections before episodes.
+    unique = _first_per_id(recalled)
     return sorted(unique, key=lambda memory: memory.kind is ClaimKind.EPISODIC)
 
 
@@ -295,16 +274,16 @@ def assemble(
     settings = settings or MemorySettings()
     policy = policy or AllocationPolicy.from_settings(settings)
     total = request.total_budget
-    directives = _render_directives(
+    directive_text, directive_manifest = _render_directives(
         request.directives,
         ceiling=min(total, policy.directive_ceiling),
         item_budget=settings.directive_item_tokens,
     )
     bodies = {
-        Lane.PERSONA: _clean_body(request.persona),
-        Lane.WORKING: _clean_body(request.working),
+        Lane.PERSONA: sanitize(request.persona or "").strip(),
+        Lane.WORKING: sanitize(request.working or "").strip(),
     }
-    memories = _unique(request.recalled)
+    memories = _recall_order(request.recalled)
     lines = [_recall_line(memory) for memory in memories]
 
     demand = {lane: _section_tokens(lane, body) if body else 0 for lane, body in bodies.items()}
@@ -317,7 +296,7 @@ def assemble(
     allocation = allocate(
         AllocationRequest(
             total=total,
-            directive_demand=directives.manifest.estimated_tokens,
+            directive_demand=directive_manifest.estimated_tokens,
             overhead=_OVERHEAD,
             demand=LaneTokens.of(demand),
             minimum=LaneTokens.of(minimum),
@@ -326,10 +305,8 @@ def assemble(
     )
 
     sections = {
-        lane: _longest_prefix(lane, bodies[lane], allocation.allocated[lane])
-        if bodies[lane]
-        else ""
-        for lane in (Lane.PERSONA, Lane.WORKING)
+        lane: _longest_prefix(lane, body, allocation.allocated[lane])
+        for lane, body in bodies.items()
     }
     admitted: list[int] = []
     for index, line in enumerate(lines):
@@ -338,8 +315,6 @@ def assemble(
             admitted.append(index)
     sections[Lane.RECALL] = "\n".join(lines[i] for i in admitted)
 
-    directive_text = directives.text
-    directive_manifest = directives.manifest
     memory_text = _memory_text(sections)
     # Safety net for the hard ceiling; the budgeting above already guarantees it.
     while not _fits(_final_text(memory_text, directive_text), total):
@@ -357,20 +332,8 @@ def assemble(
     final = _final_text(memory_text, directive_text)
     estimated = estimate_tokens(final)
     chosen = set(admitted)
-    selected = tuple(
-        SelectedItem(
-            id=memory.id,
-            kind=memory.kind,
-            score=memory.score,
-            sources=memory.sources,
-            similarity=memory.similarity,
-            tokens=estimate_tokens(lines[index]),
-            breakdown=memory.breakdown,
-        )
-        for index, memory in enumerate(memories)
-        if index in chosen
-    )
-    dropped = tuple(request.prior_drops) + tuple(
+    selected = tuple(_selected_item(memories[i], lines[i]) for i in admitted)
+    dropped = request.prior_drops + tuple(
         DroppedItem(id=memory.id, kind=memory.kind, reason=DropReason.BUDGET)
         for index, memory in enumerate(memories)
         if index not in chosen
@@ -388,6 +351,18 @@ def assemble(
         directives=directive_manifest,
     )
     return Contribution(memory_text=memory_text, directive_text=directive_text, manifest=manifest)
+
+
+def _selected_item(memory: RecalledMemory, line: str) -> SelectedItem:
+    return SelectedItem(
+        id=memory.id,
+        kind=memory.kind,
+        score=memory.score,
+        sources=memory.sources,
+        similarity=memory.similarity,
+        tokens=estimate_tokens(line),
+        breakdown=memory.breakdown,
+    )
 
 
 def _drop_all(manifest: DirectiveManifest) -> DirectiveManifest:

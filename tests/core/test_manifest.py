@@ -168,3 +168,10 @@ def test_manifest_json_never_holds_claim_directive_or_query_text() -> None:
     assert MARKER in (contribution.text or "")
     assert MARKER not in manifest.to_json()
     assert "secret" not in manifest.to_json()
+
+
+def test_unknown_degradations_and_sources_are_rejected_naming_the_field() -> None:
+    with pytest.raises(ValidationError, match="degradations"):
+        SelectionManifest(degradations=["slowDisk"])
+    with pytest.raises(ValidationError, match="sources"):
+        SelectedItem(id="a", kind="semantic", sources=["bm25"])
