@@ -60,7 +60,7 @@ _TOKEN = re.compile(
 _STOPWORD_TEXT = """
     about above after again against all also although always among and another any anybody
     anyone anything are aren around because been before being below between both but can
-    cannot could couldn did didn does doesn doing done down during each either else ever
+    cannot could couldn did didn does doesn doing don done down during each either else ever
     every few for from further get gets getting got had hadn has hasn have haven having her
     here hers herself him himself his how however into isn its itself just least less like
     lot lots made make many may maybe mean might mine more most much must myself near need

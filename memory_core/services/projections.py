@@ -111,7 +111,8 @@ def _sort_key(placed: _Placed) -> tuple[object, ...]:
 
 
 def _line(claim: Claim, assessment: TemporalAssessment) -> str:
-    line = "- " + "\n  ".join(claim.content.strip().split("\n"))
+    # splitlines: every break a renderer honours gets the continuation indent.
+    line = "- " + "\n  ".join(claim.content.strip().splitlines())
     return f"{line} {assessment.annotation}" if assessment.annotation else line
 
 

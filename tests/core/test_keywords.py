@@ -34,6 +34,7 @@ def test_question_words_and_chat_fillers_never_become_terms() -> None:
     """The LoCoMo note: frequent words make an OR query match most claims."""
     assert search_terms("When did the user say what they remember about Caroline?") == ("caroline",)
     assert {"the", "user", "what", "when", "did"} <= ENGLISH_STOPWORDS
+    assert search_terms("Why don't you remember Lyon?") == ("lyon",)
 
 
 def test_stopwords_do_not_apply_to_code_terms() -> None:

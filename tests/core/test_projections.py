@@ -239,3 +239,8 @@ def test_projection_is_independent_of_input_order_and_within_budget(
     actual = project_working(shuffled, now=NOW, budget_tokens=budget)
     assert actual == expected
     assert actual.estimated_tokens <= budget
+
+
+def test_every_line_break_kind_gets_the_continuation_indent() -> None:
+    projection = project_working([claim("m", "one\r\ntwo\rthree\u2028four")], now=NOW)
+    assert "- one\n  two\n  three\n  four" in (projection.text or "")
