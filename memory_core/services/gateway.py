@@ -51,6 +51,7 @@ from memory_core.services.deadline import AdaptiveDeadlines
 from memory_core.settings import MemorySettings
 
 __all__ = [
+    "BoundTextProvider",
     "CapacityLimits",
     "EmbeddedBatch",
     "GatewayDiagnostics",
@@ -145,6 +146,14 @@ class GatewayDiagnostics:
 
     def total(self, event: str) -> int:
         return sum(n for (name, _), n in self.counts.items() if name == event)
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready: {"counts": {event: {purpose: n}}, "inFlight": n, "latencies": [...]}."""
+        counts: dict[str, dict[str, int]] = {}
+        for (event, purpose), n in sorted(self.counts.items()):
+            counts.setdefault(event, {})[purpose] = n
+        latencies = [attrs.asdict(sample) for sample in self.latencies]
+        return {"counts": counts, "inFlight": self.in_flight, "latencies": latencies}
 
 
 def _require_call_args(deadline: object, cancel: object) -> None:
@@ -382,6 +391,15 @@ class ProviderGateway:
             raise ProviderResponseError("the text provider returned a non-string")
         return result
 
+    def text_provider_for(
+        self, agent_id: str, purpose: TextPurpose = TextPurpose.EXTRACTION
+    ) -> BoundTextProvider:
+        """A `TextProvider` view for code written against the port (the LLM extractor), so
+        its calls still get this gateway's deadline cap, capacity and `abort_agent`."""
+        if self._text is None:
+            raise ProviderUnavailable("no text provider is configured")
+        return BoundTextProvider(self, self._text, agent_id, TextPurpose(purpose))
+
     # --- lifecycle ---------------------------------------------------------------------
     def abort_agent(self, agent_id: str, reason: str = "agent aborted") -> int:
         """Cancel the agent's calls in flight (clear, delete, reconfiguration); how many."""
@@ -546,3 +564,43 @@ class ProviderGateway:
     def _release(self, permit: BreakerPermit | None) -> None:
         if permit is not None:
             self.breakers.release(permit)
+
+
+class BoundTextProvider:
+    """`ProviderGateway.text_provider_for`: one agent's completions through the gateway.
+
+    Closing it does nothing: the gateway owns the provider.
+    """
+
+    def __init__(
+        self, gateway: ProviderGateway, provider: TextProvider, agent_id: str, purpose: TextPurpose
+    ) -> None:
+        self._gateway = gateway
+        self._provider = provider
+        self._agent_id = agent_id
+        self._purpose = purpose
+
+    def __repr__(self) -> str:
+        return f"BoundTextProvider({self._provider.provider_id!r}, agent={self._agent_id!r})"
+
+    @property
+    def provider_id(self) -> str:
+        return self._provider.provider_id
+
+    @property
+    def model_id(self) -> str:
+        return self._provider.model_id
+
+    async def complete(
+        self, request: TextRequest, *, deadline: Deadline, cancel: CancellationToken
+    ) -> str:
+        return await self._gateway.complete(
+            agent_id=self._agent_id,
+            request=request,
+            deadline=deadline,
+            cancel=cancel,
+            purpose=self._purpose,
+        )
+
+    async def aclose(self) -> None:
+        return None

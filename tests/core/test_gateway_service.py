@@ -579,3 +579,47 @@ def test_text_completion_passes_the_request_and_purpose(clock) -> None:
     )
     assert result == "answer" and text.requests == [REQUEST]
     assert gateway.diagnostics().counts == {("admitted", "decision"): 1}
+
+
+def test_a_bound_text_provider_routes_port_calls_through_the_gateway(clock) -> None:
+    """R-PROV-3: code written against the TextProvider port (the LLM extractor) still gets
+    the gateway's deadline cap, capacity accounting and abort_agent."""
+    from memory_core.ports.providers import TextProvider
+
+    text = ScriptedTextProvider(["first", STALL])
+    gateway = ProviderGateway(clock=clock, text=text)
+    bound = gateway.text_provider_for("a1", TextPurpose.DECISION)
+    assert isinstance(bound, TextProvider)
+    assert (bound.provider_id, bound.model_id) == ("scripted", "script-v1")
+
+    async def scenario():
+        deadline = Deadline.after(clock, 500)
+        first = await bound.complete(REQUEST, deadline=deadline, cancel=_token())
+        stalled = asyncio.ensure_future(bound.complete(REQUEST, deadline=deadline, cancel=_token()))
+        await asyncio.sleep(0)
+        assert gateway.abort_agent("a1") == 1
+        with pytest.raises(OperationCancelled):
+            await stalled
+        await bound.aclose()
+        return first
+
+    assert asyncio.run(scenario()) == "first"
+    assert not text.closed  # the gateway owns the provider
+    assert gateway.diagnostics().counts[("admitted", "decision")] == 2
+    with pytest.raises(ProviderUnavailable):
+        ProviderGateway(clock=clock).text_provider_for("a1")
+
+
+def test_diagnostics_serialise_to_plain_json_types(clock) -> None:
+    import json
+
+    gateway = ProviderGateway(clock=clock, embedder=FakeEmbeddingProvider())
+    asyncio.run(
+        gateway.embed_query(
+            agent_id="a", text="q", deadline=Deadline.after(clock, 5), cancel=_token()
+        )
+    )
+    payload = json.loads(json.dumps(gateway.diagnostics().to_dict()))
+    assert payload["counts"] == {"admitted": {"query-embedding": 1}}
+    assert payload["inFlight"] == 0
+    assert payload["latencies"][0]["outcome"] == "ok"
