@@ -1,0 +1,138 @@
+"""`RulesExtractor`: the offline, deterministic default extractor over English user messages.
+
+Only the user's own messages are read (assistant text is never evidence of a user fact).
+Each clause goes through the rule table (`rules_table`) and yields at most one rule's
+findings: third-person candidate claims with temporal metadata resolved against the
+request's reference time and zone, or directive suggestions that can only become drafts
+(R-DIR-1). Everything passes the secret policy before it leaves (R-PRIV-1).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+from memory_adapters.extractors.entries import user_messages
+from memory_adapters.extractors.rules_clauses import Clause, clauses_of
+from memory_adapters.extractors.rules_common import Finding
+from memory_adapters.extractors.rules_table import RULES
+from memory_adapters.extractors.screening import screen
+from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.domain.claims import MAX_EXTRACTED_CONTENT_CODE_POINTS
+from memory_core.domain.directives import directive_identity_hash
+from memory_core.domain.secrets import PatternSecretPolicy
+from memory_core.ports.extraction import (
+    CandidateClaim,
+    DirectiveSuggestion,
+    ExtractionRequest,
+    ExtractionResult,
+    RejectionReason,
+)
+from memory_core.ports.secrets import SecretPolicy
+
+__all__ = ["RulesExtractor"]
+
+_log = logging.getLogger(__name__)
+
+
+def findings_of(clause: Clause) -> list[Finding]:
+    """The findings of the first rule that answers for `clause` (none when no rule does)."""
+    for pattern, handler in RULES:
+        match = pattern.fullmatch(clause.text)
+        if match is None:
+            continue
+        found = handler(match, clause)
+        if found is not None:
+            return found
+    return []
+
+
+class RulesExtractor:
+    """Pattern rules over user messages; no model, no network, same input -> same output."""
+
+    def __init__(
+        self,
+        *,
+        secret_policy: SecretPolicy | None = None,
+        max_content_code_points: int = MAX_EXTRACTED_CONTENT_CODE_POINTS,
+    ) -> None:
+        self._policy = secret_policy or PatternSecretPolicy()
+        self._max_content = max_content_code_points
+
+    @property
+    def name(self) -> str:
+        return "rules"
+
+    async def extract(
+        self, request: ExtractionRequest, *, deadline: Deadline, cancel: CancellationToken
+    ) -> ExtractionResult:
+        candidates: list[CandidateClaim] = []
+        suggestions: list[DirectiveSuggestion] = []
+        rejected: list[RejectionReason] = []
+        for finding in self._findings(request, deadline=deadline, cancel=cancel):
+            if isinstance(finding, DirectiveSuggestion):
+                suggestions.append(finding)
+            elif len(finding.content) > self._max_content:
+                rejected.append(RejectionReason.CANDIDATE_TOO_LARGE)
+            else:
+                candidates.append(finding)
+        screened = screen(self._policy, _unique(candidates), _unique_suggestions(suggestions))
+        result = ExtractionResult(
+            candidates=screened.candidates,
+            suggestions=screened.suggestions,
+            rejected=(*rejected, *screened.rejected),
+        )
+        _log.debug(
+            "rules extraction: %d entries, %d candidates, %d suggestions, %d rejected",
+            len(request.entries),
+            len(result.candidates),
+            len(result.suggestions),
+            len(result.rejected),
+        )
+        return result
+
+    def _findings(
+        self, request: ExtractionRequest, *, deadline: Deadline, cancel: CancellationToken
+    ) -> Iterator[Finding]:
+        for entry in user_messages(request.entries):
+            # Pure CPU work, but a long chunk should still stop when asked to.
+            cancel.raise_if_cancelled()
+            deadline.raise_if_expired("rules extraction")
+            for clause in clauses_of(
+                entry.content,
+                entry_id=entry.id,
+                reference=request.reference_time,
+                timezone=request.timezone,
+            ):
+                yield from findings_of(clause)
+
+
+def _unique(candidates: list[CandidateClaim]) -> list[CandidateClaim]:
+    """One candidate per (kind, content, slot, temporal); repeats add their source ids."""
+    merged: dict[tuple[object, ...], CandidateClaim] = {}
+    for candidate in candidates:
+        key = (candidate.kind, candidate.content, candidate.slot, candidate.temporal)
+        first = merged.get(key)
+        if first is None:
+            merged[key] = candidate
+            continue
+        ids = tuple(dict.fromkeys((*first.source_entry_ids, *candidate.source_entry_ids)))
+        merged[key] = CandidateClaim(
+            content=first.content,
+            kind=first.kind,
+            category=first.category,
+            importance=max(first.importance, candidate.importance),
+            confidence=first.confidence,
+            temporal=first.temporal,
+            slot=first.slot,
+            source_entry_ids=ids,
+        )
+    return list(merged.values())
+
+
+def _unique_suggestions(suggestions: list[DirectiveSuggestion]) -> list[DirectiveSuggestion]:
+    seen: dict[str, DirectiveSuggestion] = {}
+    for suggestion in suggestions:
+        identity = directive_identity_hash(suggestion.kind, suggestion.content, suggestion.topic)
+        seen.setdefault(identity, suggestion)
+    return list(seen.values())
