@@ -1,0 +1,167 @@
+"""One agent's open v2 store: its connection, identity, generation and resident matrix.
+
+The methods here are blocking and run in guard worker threads, one at a time per agent (the
+store's per-agent lock). Writes are batched: one transaction per upsert batch, small batches
+through DuckDB's appender and large ones as a registered numpy scan (measured in
+`benchmarks/vectors.py`; row-at-a-time inserts manage about 1k rows/s). Once warm, every
+committed change is applied to the resident matrix in the same worker call, so the durable
+store and the scanned matrix never disagree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import Sequence
+
+import duckdb
+import numpy as np
+
+from memory_core.domain.claims import EmbeddingIdentity
+from memory_core.ports.vectors import ReadyCertificate
+
+from .guard import AbortFlag
+from .matrix import ResidentMatrix
+from .validation import unit_rows
+
+__all__ = ["AgentStore"]
+
+# Above this many rows a batch is written as one registered numpy scan (faster per row,
+# but ~15 ms of fixed cost); below it the appender wins.
+APPENDER_MAX_ROWS = 1024
+# Rows per rowid-range page when reading the matrix into memory.
+READ_PAGE_ROWS = 65_536
+
+_DELETE = "DELETE FROM memory_vector WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))"
+_view_names = itertools.count()
+
+
+class AgentStore:
+    """An open namespace. `matrix` is None until the first warm-up reads it into memory."""
+
+    def __init__(
+        self, conn: duckdb.DuckDBPyConnection, identity: EmbeddingIdentity, generation: int
+    ) -> None:
+        self.conn = conn
+        self.identity = identity
+        self.generation = generation
+        self.matrix: ResidentMatrix | None = None
+        self.certificate: ReadyCertificate | None = None
+
+    def interrupt(self) -> None:
+        self.conn.interrupt()
+
+    def close(self) -> None:
+        self.certificate = None
+        self.matrix = None
+        self.conn.close()
+
+    def write(self, ids: list[str], rows: np.ndarray, abort: AbortFlag) -> None:
+        """Replace-or-insert one batch in one transaction, then mirror it in the matrix."""
+        abort.check()
+        conn = self.conn
+        conn.execute("BEGIN")
+        try:
+            conn.execute(_DELETE, [ids])
+            abort.check()
+            if len(ids) <= APPENDER_MAX_ROWS:
+                appender = conn.appender("memory_vector")
+                appender.append_rows(zip(ids, rows, strict=True))
+                appender.flush()
+            else:
+                self._insert_registered(ids, rows)
+            abort.check()
+            conn.execute("COMMIT")
+        except BaseException:
+            _rollback(conn)
+            raise
+        if self.matrix is not None:
+            self.matrix.upsert(ids, unit_rows(rows))
+
+    def delete(self, ids: Sequence[str], abort: AbortFlag) -> list[str]:
+        """Delete by id in one statement; returns the ids that were present."""
+        abort.check()
+        deleted = [
+            row[0]
+            for row in self.conn.execute(_DELETE + " RETURNING memory_id", [list(ids)]).fetchall()
+        ]
+        if self.matrix is not None:
+            self.matrix.remove(deleted)
+        return deleted
+
+    def list_ids(self, abort: AbortFlag) -> list[str]:
+        abort.check()
+        if self.matrix is not None:
+            return self.matrix.ids()
+        result = self.conn.execute(
+            "SELECT memory_id FROM memory_vector ORDER BY memory_id"
+        ).fetchnumpy()
+        return [str(claim_id) for claim_id in result["memory_id"].tolist()]
+
+    def read_matrix(self, abort: AbortFlag) -> tuple[ResidentMatrix, list[str]]:
+        """Every stored vector as a resident matrix, plus the ids of unusable stored rows
+        (non-finite or zero), which are left out of the matrix."""
+        conn = self.conn
+        count, high = conn.execute(
+            "SELECT count(*), coalesce(max(rowid), -1) FROM memory_vector"
+        ).fetchall()[0]
+        matrix = ResidentMatrix(self.identity.dim, capacity=int(count))
+        unusable: list[str] = []
+        for low in range(0, int(high) + 1, READ_PAGE_ROWS):
+            abort.check()
+            page = conn.execute(
+                "SELECT memory_id, embedding FROM memory_vector WHERE rowid >= ? AND rowid < ?",
+                [low, low + READ_PAGE_ROWS],
+            ).fetchnumpy()
+            ids = [str(claim_id) for claim_id in page["memory_id"].tolist()]
+            if not ids:
+                continue
+            rows = _stack(page["embedding"], self.identity.dim)
+            with np.errstate(over="ignore", invalid="ignore"):
+                norms = np.linalg.norm(rows.astype(np.float64), axis=1)
+            usable = np.isfinite(rows).all(axis=1) & np.isfinite(norms) & (norms > 0)
+            unusable.extend(ids[i] for i in np.flatnonzero(~usable))
+            keep = np.flatnonzero(usable)
+            matrix.upsert(
+                [ids[i] for i in keep],
+                (rows[keep] / norms[keep, None]).astype(np.float32),
+            )
+        return matrix, unusable
+
+    def _insert_registered(self, ids: list[str], rows: np.ndarray) -> None:
+        # DuckDB scans a registered 2-D array column-wise: the transpose gives one FLOAT
+        # column per dimension, which `array_value` reassembles into FLOAT[dim] rows.
+        suffix = next(_view_names)
+        ids_view, rows_view = f"vector_ids_{suffix}", f"vector_rows_{suffix}"
+        self.conn.register(ids_view, np.asarray(ids, dtype=object))
+        self.conn.register(rows_view, np.ascontiguousarray(rows.T))
+        try:
+            self.conn.execute(
+                f"INSERT INTO memory_vector SELECT i.column0, {_array_value(self.identity.dim)} "
+                f"FROM {ids_view} i POSITIONAL JOIN {rows_view} e"
+            )
+        finally:
+            self.conn.unregister(ids_view)
+            self.conn.unregister(rows_view)
+
+
+def _array_value(dim: int) -> str:
+    return "array_value(" + ", ".join(f"e.column{i}" for i in range(dim)) + ")"
+
+
+def _stack(column: np.ndarray, dim: int) -> np.ndarray:
+    """Per-row arrays from `fetchnumpy()` as one float32 matrix; a NULL row becomes NaN."""
+    rows = np.full((len(column), dim), np.nan, dtype=np.float32)
+    try:
+        rows[:] = np.stack(column.tolist())
+    except (TypeError, ValueError):
+        for position, value in enumerate(column.tolist()):
+            if value is not None:
+                rows[position] = value
+    return rows
+
+
+def _rollback(conn: duckdb.DuckDBPyConnection) -> None:
+    # An interrupted statement has already rolled its transaction back.
+    with contextlib.suppress(duckdb.Error):
+        conn.execute("ROLLBACK")

@@ -1,0 +1,144 @@
+"""One agent's vectors resident in memory: the exact cosine scan runs here, not in SQL.
+
+A numpy scan over one agent's contiguous float32 matrix runs at memory bandwidth, while
+DuckDB's SQL similarity kernel is 4–9× slower on the same data (reference benchmarks §3), so
+DuckDB stays the durable store and this matrix is what queries scan. Rows are kept unit
+length, so a matrix–vector product is the cosine similarity. Upserts overwrite rows in place
+or append into spare capacity (amortised growth); deletes move the last row into the hole, so
+the scanned block stays dense.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+__all__ = ["ResidentMatrix", "ScoredId"]
+
+ScoredId = tuple[str, float]
+
+_GROWTH = 1.5
+_MIN_CAPACITY = 64
+
+
+class ResidentMatrix:
+    """Unit rows with their claim ids; every method is safe to call from any thread."""
+
+    def __init__(self, dim: int, capacity: int = 0) -> None:
+        self._dim = dim
+        self._rows = np.empty((max(capacity, _MIN_CAPACITY), dim), dtype=np.float32)
+        self._ids: list[str] = []
+        self._index: dict[str, int] = {}
+        # A scan and a mutation never overlap: a reader sees a batch entirely or not at all.
+        self._lock = threading.Lock()
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __contains__(self, claim_id: object) -> bool:
+        return claim_id in self._index
+
+    def ids(self) -> list[str]:
+        """The resident ids, ascending."""
+        with self._lock:
+            return sorted(self._ids)
+
+    def id_set(self) -> set[str]:
+        with self._lock:
+            return set(self._index)
+
+    def row(self, claim_id: str) -> np.ndarray | None:
+        """A copy of the stored unit row, or None."""
+        with self._lock:
+            position = self._index.get(claim_id)
+            return None if position is None else self._rows[position].copy()
+
+    def nbytes(self) -> int:
+        """Bytes a full scan reads."""
+        return len(self._ids) * self._dim * 4
+
+    def upsert(self, ids: Sequence[str], unit_rows: np.ndarray) -> None:
+        """Insert or overwrite rows (already unit length) by id."""
+        with self._lock:
+            appended = [i for i, claim_id in enumerate(ids) if claim_id not in self._index]
+            self._reserve(len(self._ids) + len(appended))
+            for position, claim_id in enumerate(ids):
+                row = self._index.get(claim_id)
+                if row is None:
+                    row = len(self._ids)
+                    self._ids.append(claim_id)
+                    self._index[claim_id] = row
+                self._rows[row] = unit_rows[position]
+
+    def remove(self, ids: Iterable[str]) -> int:
+        """Drop rows by id; unknown ids are ignored. Returns how many were present."""
+        removed = 0
+        with self._lock:
+            for claim_id in ids:
+                row = self._index.pop(claim_id, None)
+                if row is None:
+                    continue
+                removed += 1
+                last = len(self._ids) - 1
+                if row != last:
+                    moved = self._ids[last]
+                    self._rows[row] = self._rows[last]
+                    self._ids[row] = moved
+                    self._index[moved] = row
+                self._ids.pop()
+        return removed
+
+    def top_k(
+        self, queries: np.ndarray, k: int, *, exclude: Sequence[str | None] = ()
+    ) -> list[list[ScoredId]]:
+        """For each unit query row, the `k` most similar ids: similarity descending, ties by
+        id ascending. `exclude[j]` (if given) is left out of query j's answer."""
+        answers: list[list[ScoredId]] = []
+        with self._lock:
+            count = len(self._ids)
+            if count == 0 or k <= 0 or len(queries) == 0:
+                return [[] for _ in range(len(queries))]
+            block = self._rows[:count]
+            # One pass over the matrix for every query (sgemv for one, sgemm for a batch).
+            scores = block @ queries.T if len(queries) > 1 else (block @ queries[0])[:, None]
+            for j in range(len(queries)):
+                column = scores[:, j]
+                skip = exclude[j] if j < len(exclude) else None
+                skipped_row = self._index.get(skip) if skip is not None else None
+                if skipped_row is not None:
+                    column = column.copy()
+                    column[skipped_row] = -np.inf
+                answers.append(self._select(column, k, count - (skipped_row is not None)))
+        return answers
+
+    def _select(self, scores: np.ndarray, k: int, eligible: int) -> list[ScoredId]:
+        k = min(k, eligible)
+        if k <= 0:
+            return []
+        count = len(scores)
+        if k < count:
+            top = np.argpartition(scores, count - k)[count - k :]
+            threshold = scores[top].min()
+            # Every row tied with the k-th score competes, so the id tie-break is exact.
+            candidates = np.flatnonzero(scores >= threshold)
+        else:
+            candidates = np.flatnonzero(scores > -np.inf)
+        ranked = sorted(
+            ((float(scores[row]), self._ids[row]) for row in candidates),
+            key=lambda pair: (-pair[0], pair[1]),
+        )
+        return [(claim_id, min(1.0, max(-1.0, score))) for score, claim_id in ranked[:k]]
+
+    def _reserve(self, needed: int) -> None:
+        capacity = len(self._rows)
+        if needed <= capacity:
+            return
+        grown = np.empty((max(needed, int(capacity * _GROWTH)), self._dim), dtype=np.float32)
+        grown[: len(self._ids)] = self._rows[: len(self._ids)]
+        self._rows = grown

@@ -1,0 +1,115 @@
+"""The only way a v2 store comes into being: build it at the staging path, then rename.
+
+`publish` creates the schema and meta row in `<stem>.v2.duckdb.migrating`, lets a populate
+step copy rows in (the v1 migration), verifies format and row count, checkpoints, closes,
+asserts no staging WAL is left, and atomically renames staging over the v2 path — the one
+commit point (R-VEC-2). A crash before the rename leaves the old state intact (the next open
+deletes the staging file); after it, the new store is complete. `open_v2` is the open
+self-check of the published file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import duckdb
+
+from memory_core.domain.claims import EmbeddingIdentity
+from memory_core.domain.errors import StoreError, StoreQuarantined
+
+from .files import StoreFiles, fsync_directory, remove_quietly
+from .guard import AbortFlag
+from .schema import UnusableStore, connect, create_schema, read_identity, sql_literal
+
+__all__ = ["STAGE", "Populate", "StepHook", "open_v2", "publish"]
+
+# Crash tests stop the process at named steps; production passes a no-op.
+StepHook = Callable[[str], None]
+# Fills `stage.memory_vector` through the given connection; returns the expected row count.
+Populate = Callable[[duckdb.DuckDBPyConnection, AbortFlag], int]
+
+STAGE = "stage"
+
+
+def publish(
+    files: StoreFiles,
+    identity: EmbeddingIdentity,
+    *,
+    abort: AbortFlag,
+    on_step: StepHook,
+    bind: Callable[[duckdb.DuckDBPyConnection | None], None],
+    populate: Populate | None = None,
+) -> None:
+    """Build a v2 store for `identity` at staging and rename it into place.
+
+    `bind` is told the working connection so the guard can interrupt it. Any existing v2
+    file (whose connection the caller has closed) is replaced.
+    """
+    files.root.mkdir(parents=True, exist_ok=True)
+    remove_quietly(files.staging, files.staging_wal)
+    conn = connect(None)
+    bind(conn)
+    try:
+        conn.execute(f"ATTACH {sql_literal(str(files.staging))} AS {STAGE}")
+        on_step("staging-created")
+        conn.execute("BEGIN")
+        create_schema(conn, identity, catalog=STAGE)
+        conn.execute("COMMIT")
+        expected = populate(conn, abort) if populate is not None else 0
+        on_step("staging-populated")
+        abort.check()
+        if read_identity(conn, catalog=STAGE) != identity:
+            raise StoreError("staged vector store does not carry the requested identity")
+        (count,) = conn.execute(f"SELECT count(*) FROM {STAGE}.memory_vector").fetchall()[0]
+        if count != expected:
+            raise StoreError(f"staged vector store has {count} rows, expected {expected}")
+        conn.execute(f"CHECKPOINT {STAGE}")
+        conn.execute(f"DETACH {STAGE}")
+    finally:
+        bind(None)
+        conn.close()
+    on_step("staging-closed")
+    if files.staging_wal.exists():
+        raise StoreError("staged vector store left a WAL after its checkpoint")
+    # The last moment at which giving up leaves everything as it was.
+    abort.check()
+    # A WAL beside the file being replaced belongs to the old store; it must never be
+    # replayed onto the new one. Losing it costs at most the old store's tail, and the
+    # old store is being replaced anyway.
+    remove_quietly(files.v2_wal)
+    os.replace(files.staging, files.v2)
+    fsync_directory(files.root)
+    on_step("published")
+
+
+def open_v2(
+    files: StoreFiles, *, after_publish: bool
+) -> tuple[duckdb.DuckDBPyConnection, EmbeddingIdentity]:
+    """Open and self-check the v2 file.
+
+    A file DuckDB cannot open, or one that fails right after we published it, is a native
+    failure: the quarantine marker is written and StoreQuarantined raised (the next process
+    recovers). A file that opens but is not a valid v2 store raises UnusableStore, which the
+    caller answers by publishing a fresh store.
+    """
+    try:
+        conn = connect(files.v2)
+    except duckdb.Error as exc:
+        files.write_marker(f"open failed: {type(exc).__name__}")
+        raise StoreQuarantined(
+            f"vector store file could not be opened ({type(exc).__name__})"
+        ) from exc
+    try:
+        identity = read_identity(conn)
+    except UnusableStore:
+        conn.close()
+        if after_publish:
+            files.write_marker("published store failed its self-check")
+            raise StoreQuarantined("published vector store failed its self-check") from None
+        raise
+    except duckdb.Error as exc:
+        conn.close()
+        files.write_marker(f"self-check failed: {type(exc).__name__}")
+        raise StoreQuarantined(f"vector store self-check failed ({type(exc).__name__})") from exc
+    return conn, identity

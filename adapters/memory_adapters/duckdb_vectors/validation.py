@@ -1,0 +1,98 @@
+"""Vector input checks: every vector is rejected before it reaches the store or the scan.
+
+Zero-length, wrong-dimension, NaN/infinite and zero vectors raise ValidationError naming the
+offending field (never its values). The check runs on the float32 values that would be
+stored, so a float64 that overflows to infinity in float32 is rejected too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from memory_core.domain.errors import ValidationError
+
+__all__ = ["as_query_matrix", "as_rows", "unit_rows"]
+
+MAX_CLAIM_ID_LENGTH = 512
+# Integers and floats; strings of digits and booleans are not vectors.
+_NUMERIC = "iuf"
+
+
+def as_rows(
+    vectors: Mapping[str, Sequence[float]], dim: int, *, field: str = "vectors"
+) -> tuple[list[str], np.ndarray]:
+    """Claim ids and their float32 rows (n × dim), in mapping order, every row checked."""
+    ids = list(vectors)
+    for claim_id in ids:
+        if not isinstance(claim_id, str) or not claim_id:
+            raise ValidationError(field, "claim ids must be non-empty strings")
+        if len(claim_id) > MAX_CLAIM_ID_LENGTH:
+            raise ValidationError(field, f"claim id longer than {MAX_CLAIM_ID_LENGTH} characters")
+    rows = _bulk([vectors[claim_id] for claim_id in ids], dim)
+    if rows is None:
+        # Something is wrong; the row-by-row pass finds the first bad row and names it.
+        rows = np.empty((len(ids), dim), dtype=np.float32)
+        for position, claim_id in enumerate(ids):
+            rows[position] = _checked(vectors[claim_id], dim, f"{field}[{claim_id!r}]")
+    return ids, rows
+
+
+def as_query_matrix(
+    vectors: Sequence[Sequence[float]], dim: int, *, field: str = "vectors"
+) -> np.ndarray:
+    """Query vectors as unit float32 rows (m × dim)."""
+    rows = _bulk(list(vectors), dim)
+    if rows is None:
+        rows = np.empty((len(vectors), dim), dtype=np.float32)
+        for position, vector in enumerate(vectors):
+            rows[position] = _checked(vector, dim, f"{field}[{position}]")
+    return unit_rows(rows)
+
+
+def unit_rows(rows: np.ndarray) -> np.ndarray:
+    """Rows scaled to length one (norms in float64 so tiny components don't underflow)."""
+    norms = np.linalg.norm(rows.astype(np.float64, copy=False), axis=1, keepdims=True)
+    return (rows / norms).astype(np.float32, copy=False)
+
+
+def _bulk(vectors: list[Sequence[float]], dim: int) -> np.ndarray | None:
+    """All rows at once when every one is valid (the common case), else None."""
+    if not vectors:
+        return np.empty((0, dim), dtype=np.float32)
+    try:
+        values = np.asarray(vectors)
+    except (TypeError, ValueError):
+        return None
+    if values.ndim != 2 or values.shape[1] != dim or values.dtype.kind not in _NUMERIC:
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        rows = values.astype(np.float32)
+    norms = np.linalg.norm(rows.astype(np.float64), axis=1)
+    if not (np.isfinite(rows).all() and np.isfinite(norms).all() and (norms > 0).all()):
+        return None
+    return rows
+
+
+def _checked(vector: Sequence[float], dim: int, field: str) -> np.ndarray:
+    try:
+        row = np.asarray(vector)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(field, "must be a sequence of numbers") from exc
+    if row.dtype.kind not in _NUMERIC:
+        raise ValidationError(field, "must be a sequence of numbers")
+    if row.ndim != 1:
+        raise ValidationError(field, "must be one-dimensional")
+    if row.size == 0:
+        raise ValidationError(field, "must not be empty")
+    if row.size != dim:
+        raise ValidationError(field, f"has dimension {row.size}, expected {dim}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        stored = row.astype(np.float32)
+    if not np.isfinite(stored).all():
+        raise ValidationError(field, "must contain only finite numbers")
+    norm = float(np.linalg.norm(stored.astype(np.float64)))
+    if norm == 0.0 or not np.isfinite(norm):
+        raise ValidationError(field, "must not be a zero vector")
+    return stored
