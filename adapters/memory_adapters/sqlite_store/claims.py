@@ -4,14 +4,22 @@ and supersede. Each function runs inside the caller's write transaction."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 
 import apsw
 import attrs
 
-from memory_adapters.sqlite_store import audit, tombstones
+from memory_adapters.sqlite_store import audit, fts, tombstones
 from memory_adapters.sqlite_store.queries import CLAIM_SELECT, fetch_claim_row
-from memory_adapters.sqlite_store.rows import ClaimRow, row_converter, structure_row
-from memory_core.domain.claims import ClaimDraft, ClaimKind, WriteOrigin
+from memory_adapters.sqlite_store.rows import ClaimRow, from_ms, structure_row
+from memory_core.domain.claims import (
+    Claim,
+    ClaimDraft,
+    ClaimKind,
+    EmbeddingState,
+    Lifecycle,
+    WriteOrigin,
+)
 from memory_core.domain.errors import (
     ClearInProgress,
     NotFound,
@@ -44,7 +52,7 @@ __all__ = [
 _INSERT_COLUMNS = tuple(field.name for field in attrs.fields(ClaimRow) if field.name != "rid")
 _INSERT_SQL = (
     f"INSERT INTO agent_memory ({', '.join(_INSERT_COLUMNS)})"
-    f" VALUES ({', '.join(':' + name for name in _INSERT_COLUMNS)})"
+    f" VALUES ({', '.join('?' for _ in _INSERT_COLUMNS)})"
 )
 
 
@@ -129,9 +137,10 @@ def insert_prepared(
         provenance_key=prepared.key,
         now_ms=now_ms,
     )
-    values = row_converter.unstructure(row)
-    del values["rid"]
-    conn.execute(_INSERT_SQL, values)
+    # rid is first; positional binding skips the per-row dict the converter would build.
+    conn.execute(_INSERT_SQL, attrs.astuple(row, recurse=False)[1:])
+    if not draft.kind.is_internal:  # a new claim is active and unsuperseded: recallable
+        fts.mirror_insert(conn, conn.last_insert_rowid(), prepared.content, agent_id)
     if origin is WriteOrigin.USER_ADD:
         audit.record(
             conn,
@@ -143,7 +152,41 @@ def insert_prepared(
             refs={"reauthorized": released > 0, "released": released},
         )
     return InsertOutcome(
-        status=InsertStatus.INSERTED, claim=row.to_claim(), released_tombstones=released
+        status=InsertStatus.INSERTED,
+        claim=_inserted_claim(row, draft),
+        released_tombstones=released,
+    )
+
+
+def _ms_aligned(value: datetime | None) -> bool:
+    return value is None or value.microsecond % 1000 == 0
+
+
+def _inserted_claim(row: ClaimRow, draft: ClaimDraft) -> Claim:
+    """The claim as `get` will read it back, built from the already validated draft values
+    (re-validating every field of every inserted row is most of an insert's cost)."""
+    interval = draft.temporal.interval
+    if not (_ms_aligned(interval.valid_from) and _ms_aligned(interval.valid_until)):
+        return row.to_claim()  # storage truncates to milliseconds; read it back exactly
+    created = from_ms(row.created_at)
+    return Claim(
+        id=row.id,
+        agent_id=row.agent_id,
+        kind=draft.kind,
+        content=row.content,
+        canonical_content=row.canonical_content,
+        category=draft.category,
+        importance=row.importance,
+        confidence=draft.confidence,
+        temporal=draft.temporal,
+        scope=draft.scope,
+        provenance_key=row.provenance_key,
+        source=draft.source,
+        lifecycle=Lifecycle.ACTIVE,
+        embedding_state=EmbeddingState(row.embedding_state),
+        created_at=created,
+        updated_at=created,
+        slot=draft.slot,
     )
 
 

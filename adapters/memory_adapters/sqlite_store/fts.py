@@ -25,6 +25,7 @@ __all__ = [
     "MIN_FTS_TERM",
     "configure",
     "match_expression",
+    "mirror_insert",
     "mirror_rowids",
     "rebuild",
     "search",
@@ -55,6 +56,15 @@ def rebuild(conn: apsw.Connection) -> int:
             WHERE {recallable()}"""
     )
     return conn.changes()
+
+
+def mirror_insert(conn: apsw.Connection, rid: int, content: str, agent_id: str) -> None:
+    """Index one newly inserted recallable claim (see `schema.fts_statements` for why the
+    insert path is not a trigger)."""
+    conn.execute(
+        "INSERT INTO agent_memory_fts (rowid, content, owner) VALUES (?, ?, ?)",
+        (rid, content, fts_owner_token(agent_id)),
+    )
 
 
 def mirror_rowids(conn: apsw.Connection) -> set[int]:

@@ -20,17 +20,17 @@ def _pairs(identities: Sequence[TombstoneIdentity]) -> str:
     return json.dumps([[identity.kind.value, identity.hash] for identity in identities])
 
 
-_MATCH = """
-  SELECT t.identity_kind, t.identity_hash FROM agent_memory_tombstone t
-  JOIN json_each(?) p
-    ON t.identity_kind = json_extract(p.value, '$[0]')
-   AND t.identity_hash = json_extract(p.value, '$[1]')
-  WHERE t.agent_id = ?"""
+_MATCH = """SELECT 1 FROM agent_memory_tombstone
+              WHERE agent_id = ? AND identity_kind = ? AND identity_hash = ?"""
 
 
 def matching(conn: apsw.Connection, agent_id: str, identities: Sequence[TombstoneIdentity]) -> int:
-    """How many of `identities` are tombstoned for this owner."""
-    return len(conn.execute(_MATCH, (_pairs(identities), agent_id)).fetchall())
+    """How many of `identities` are tombstoned for this owner (one primary-key probe each:
+    this runs on every insert)."""
+    return sum(
+        conn.execute(_MATCH, (agent_id, identity.kind.value, identity.hash)).fetchone() is not None
+        for identity in identities
+    )
 
 
 def release(conn: apsw.Connection, agent_id: str, identities: Sequence[TombstoneIdentity]) -> int:
