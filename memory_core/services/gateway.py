@@ -212,6 +212,11 @@ class ProviderGateway:
         self._counts: Counter[tuple[str, str]] = Counter()
         self._latencies: deque[LatencySample] = deque(maxlen=_LATENCY_SAMPLES)
 
+    @property
+    def embedding_configured(self) -> bool:
+        """An embedder is configured; without one the read path is FTS-only by design."""
+        return self._embedder is not None
+
     # --- read path ---------------------------------------------------------------------
     async def embed_query(
         self,

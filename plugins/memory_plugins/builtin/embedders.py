@@ -2,7 +2,9 @@
 
 - "openai-compatible": any server speaking `POST /v1/embeddings` (OpenAI, vLLM, llama.cpp
   server, LM Studio);
-- "ollama": a local or remote Ollama (`POST /api/embed`).
+- "ollama": a local or remote Ollama (`POST /api/embed`);
+- "local-minilm": the embedded default, all-MiniLM-L6-v2 int8 on onnxruntime, offline;
+- "hashing": a deterministic lexical embedder with no model (tests, weak fallback).
 
 Each family of embedders has its own options class and factory below, and one `register`
 call in `agent_memory_register_embedding_providers`; adding an embedder is adding those three
@@ -25,12 +27,15 @@ from memory_adapters.httpx_providers import (
     OpenAICompatibleEmbedder,
     resolve_api_key,
 )
+from memory_adapters.local_embedder import HashingEmbedder, MiniLMEmbedder
 from memory_core.domain.errors import ConfigError, ValidationError
 from memory_plugins.config import structure_options
 from memory_plugins.context import FactoryContext
 from memory_plugins.hookspecs import RegisterCallback, hookimpl
 
 __all__ = [
+    "HashingEmbedderOptions",
+    "LocalMiniLMOptions",
     "OllamaEmbedderOptions",
     "OpenAICompatibleEmbedderOptions",
     "agent_memory_register_embedding_providers",
@@ -103,6 +108,34 @@ def _make_ollama(context: FactoryContext) -> OllamaEmbedder:
     )
 
 
+# --- offline embedders ---------------------------------------------------------------------
+@attrs.frozen(kw_only=True)
+class LocalMiniLMOptions:
+    """`[plugins.embedding_provider.options]` of "local-minilm"."""
+
+    threads: int = 2  # onnxruntime intra-op threads
+    batch_size: int = 32
+
+
+@attrs.frozen(kw_only=True)
+class HashingEmbedderOptions:
+    """`[plugins.embedding_provider.options]` of "hashing"."""
+
+    dimensions: int = 256
+
+
+def _make_local_minilm(context: FactoryContext) -> MiniLMEmbedder:
+    options = structure_options(context.options, LocalMiniLMOptions, family=FAMILY)
+    if options.threads < 1 or options.batch_size < 1:
+        raise ConfigError(f"plugins.{FAMILY}.options: threads and batch_size must be >= 1")
+    return MiniLMEmbedder(threads=options.threads, batch_size=options.batch_size)
+
+
+def _make_hashing(context: FactoryContext) -> HashingEmbedder:
+    options = structure_options(context.options, HashingEmbedderOptions, family=FAMILY)
+    return _built(lambda: HashingEmbedder(dimensions=options.dimensions))
+
+
 # --- registration ---------------------------------------------------------------------------
 @hookimpl
 def agent_memory_register_embedding_providers(register: RegisterCallback) -> None:
@@ -117,4 +150,16 @@ def agent_memory_register_embedding_providers(register: RegisterCallback) -> Non
         _make_ollama,
         description="Ollama /api/embed.",
         capabilities=("network",),
+    )
+    register(
+        "local-minilm",
+        _make_local_minilm,
+        description="all-MiniLM-L6-v2 int8 ONNX, offline (the embedded default).",
+        capabilities=("offline",),
+    )
+    register(
+        "hashing",
+        _make_hashing,
+        description="Deterministic feature-hashing embedder; lexical, no model.",
+        capabilities=("offline", "deterministic"),
     )
