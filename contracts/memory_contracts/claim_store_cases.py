@@ -20,7 +20,7 @@ from memory_contracts.claim_store_support import (
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import WriteOrigin
 from memory_core.domain.directives import DirectiveKind, DirectiveSource, DirectiveStatus
-from memory_core.domain.errors import ClearInProgress, NotFound, ValidationError
+from memory_core.domain.errors import ClearInProgress, NotFound, StoreError, ValidationError
 from memory_core.domain.scope import Scope, ScopeFilter
 from memory_core.ports.claims import (
     ClaimStore,
@@ -227,3 +227,15 @@ class TrustPlaneAndClearCases:
         report = claim_store.repair(now=clock.now())
         assert (report.temporal_archived, report.scope_fixed, report.scope_deleted) == (0, 0, 0)
         assert [claim_store.get(A, row.id) for row in rows] == rows
+
+    def test_a_closed_store_refuses_every_call(
+        self, claim_store: ClaimStore, clock: ManualClock
+    ) -> None:
+        """R-STORE-1: close is idempotent; later calls raise the typed StoreError."""
+        claim = self._add(claim_store, clock, "before close")
+        claim_store.close()
+        claim_store.close()
+        with pytest.raises(StoreError):
+            claim_store.get(A, claim.id)
+        with pytest.raises(StoreError):
+            claim_store.insert(claim_draft("after close"), origin=EXTRACTION, now=clock.now())

@@ -9,7 +9,11 @@ Semantics every implementation honours (the `ClaimStoreContract` checks them):
   same one (R-WRITE-4); lineage edges commit with their mutation (R-LINEAGE-1);
 - a pending clear job fences the agent: reads return nothing and writes raise
   ClearInProgress until the job finishes (R-FORGET-3);
-- content passes the secret policy before it is stored (R-PRIV-1);
+- content passes the secret policy before it is stored (R-PRIV-1); keys and tombstones are
+  computed over the text actually stored;
+- persona/working rows are internal: never listed, searched, embedded or tombstoned, and
+  refused (ValidationError naming `kind`) by archive/restore/delete/update_content;
+- times are aware UTC datetimes; stores may keep millisecond precision only;
 - local SQLite waits are bounded by the store's busy timeout, so these methods are
   synchronous; the clear runner yields between batches.
 """
@@ -77,7 +81,10 @@ class MatchMode(StrEnum):
 @attrs.frozen(kw_only=True)
 class FtsHit:
     claim_id: str
-    rank: float  # bm25: lower is better; hits come ordered best first
+    # bm25: lower is better; hits come ordered best first, equal ranks by importance DESC,
+    # created_at DESC, id. Hits of the short-term (<3 code points) fallback carry 0.0 and
+    # follow every lexical hit.
+    rank: float
 
 
 @attrs.frozen(kw_only=True)
@@ -134,9 +141,12 @@ class RepairReport:
 class ClaimStore(Protocol):
     # --- claims -------------------------------------------------------------------------
     def insert(self, draft: ClaimDraft, *, origin: WriteOrigin, now: datetime) -> InsertOutcome:
-        """Store `draft` unless a tombstone of its provenance or content exists (SUPPRESSED)
-        or its provenance key is already stored (DUPLICATE). A USER_ADD origin releases
-        matching tombstones and inserts, atomically; no other origin ever does (R-WRITE-5)."""
+        """Store `draft` unless its scoped provenance key is already stored for the owner, in
+        any lifecycle (DUPLICATE, the stored row returned — an archived or superseded text is
+        not re-absorbed), or a tombstone of its provenance or content exists (SUPPRESSED).
+        A USER_ADD origin releases matching tombstones and inserts, atomically; no other
+        origin ever does (R-WRITE-5). ClearInProgress while the owner has a clear job;
+        SecretRejected when the policy refuses the text."""
         ...
 
     def insert_many(
@@ -148,7 +158,8 @@ class ClaimStore(Protocol):
         ...
 
     def get(self, agent_id: str, claim_id: str) -> Claim:
-        """The row, whatever its lifecycle; NotFound for unknown or foreign ids."""
+        """The row, whatever its lifecycle; NotFound for unknown or foreign ids, and for
+        every id while a clear is pending."""
         ...
 
     def list_claims(
@@ -160,7 +171,9 @@ class ClaimStore(Protocol):
         limit: int = 100,
         after_id: str | None = None,
     ) -> Sequence[Claim]:
-        """Claims (never internal rows) ordered by created_at DESC, id DESC, keyset-paged."""
+        """Claims (never internal rows) ordered by created_at DESC, id DESC, keyset-paged by
+        `after_id`. `scope_filter=None` lists every scope (management); a filter narrows.
+        `include_inactive` adds archived, conflicted and superseded rows."""
         ...
 
     def update_content(
@@ -172,9 +185,11 @@ class ClaimStore(Protocol):
         content: str,
         now: datetime,
     ) -> Claim:
-        """Manual edit: CAS on revision (RevisionConflict on loss), revision+1, embedding
-        reset to pending; when the provenance changes, a new row supersedes the old one with
-        a `manual_edit` lineage edge. Refuses internal rows (ValidationError)."""
+        """Manual edit: CAS on revision (RevisionConflict on loss). Same provenance: in
+        place, revision+1, embedding reset to pending. New provenance: a new row (or the
+        owner's live row of that provenance) supersedes the old one with a `manual_edit`
+        lineage edge; the user's edit re-authorises its text like USER_ADD. Returns the
+        resulting claim. Refuses internal rows (ValidationError)."""
         ...
 
     def supersede(
@@ -187,15 +202,22 @@ class ClaimStore(Protocol):
         now: datetime,
         origin: WriteOrigin = WriteOrigin.EXTRACTION,
     ) -> InsertOutcome:
-        """Insert `draft` and mark `old_id` superseded by it (closing a state's interval at
-        `now`), with a `supersede` edge, in one transaction. Same scope only (ScopeError)."""
+        """Insert `draft` and mark `old_id` superseded by it (revision+1; a `state` that has
+        started and not ended gets `valid_until = now`), with a `supersede` edge, in one
+        transaction. Same owner and scope only (ValidationError / ScopeError); CAS on the
+        old revision, and an already superseded claim is a RevisionConflict. A SUPPRESSED
+        draft changes nothing; a DUPLICATE becomes the successor."""
         ...
 
     def archive(self, agent_id: str, claim_id: str, *, now: datetime) -> Claim:
-        """Recoverable forget (R-FORGET-2). Refuses internal rows."""
+        """Recoverable forget (R-FORGET-2): lifecycle archived, revision+1; recall and the
+        FTS mirror lose it. Idempotent. Refuses internal rows."""
         ...
 
-    def restore(self, agent_id: str, claim_id: str, *, now: datetime) -> Claim: ...
+    def restore(self, agent_id: str, claim_id: str, *, now: datetime) -> Claim:
+        """Archived → active, revision+1, embedding reset to pending. Idempotent for a row
+        that is not archived. Refuses internal rows."""
+        ...
 
     def delete(self, agent_id: str, claim_id: str, *, now: datetime) -> DeleteOutcome:
         """Selective delete (R-FORGET-1): provenance + content tombstones and the delete in
@@ -234,11 +256,14 @@ class ClaimStore(Protocol):
         ...
 
     def record_access(self, agent_id: str, claim_ids: Sequence[str], *, now: datetime) -> int:
-        """Bump access counters of the owner's recallable rows; a no-op under a clear job."""
+        """Bump access counters of the owner's recallable rows (each id once; no revision
+        change); returns how many rows changed. A no-op (0) under a clear job."""
         ...
 
     # --- embeddings ---------------------------------------------------------------------
-    def list_pending_embeddings(self, agent_id: str, *, limit: int) -> Sequence[Claim]: ...
+    def list_pending_embeddings(self, agent_id: str, *, limit: int) -> Sequence[Claim]:
+        """Recallable rows whose embedding is pending, oldest first (created_at, id)."""
+        ...
 
     def mark_embedding(
         self,
@@ -346,4 +371,7 @@ class ClaimStore(Protocol):
         rebuilt when anything changed. A valid row is never altered."""
         ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release the store (a file-backed one checkpoints its log first). Idempotent; any
+        later call raises StoreError."""
+        ...
