@@ -42,11 +42,12 @@ _LEAD_IN = re.compile(
     r"\b\s*[,:;!.-]*\s*",
     re.IGNORECASE,
 )
+# A preposition the date phrase did not take with it.
+_DANGLING = re.compile(r"\s+(?:for|on|in|at|around|during|starting|from|by)$", re.IGNORECASE)
 # "Call me Sam from now on": the persistence said at the end.
 _TRAILING_PERSISTENT = re.compile(
     r"[\s,]+(?:from now on|going forward|in (?:the )?future|henceforth)$", re.IGNORECASE
 )
-_FIRST_PERSON = re.compile(r"(?:I|I'm|I've|I'd|I'll|my|we|we're|our)\b", re.IGNORECASE)
 
 
 @attrs.frozen(kw_only=True)
@@ -62,10 +63,6 @@ class Clause:
     reference: datetime
     timezone: str
 
-    @property
-    def first_person(self) -> bool:
-        return _FIRST_PERSON.match(self.text) is not None
-
     def split_time(self, start: int, end: int) -> tuple[str, ResolvedTime | None]:
         """The text of `[start, end)` without its first date phrase, and that phrase resolved.
 
@@ -76,6 +73,7 @@ class Clause:
             if expression.end <= start or expression.start >= end:
                 continue
             before = self.text[start : max(start, expression.start)].strip()
+            before = _DANGLING.sub("", before)  # "Tokyo for [March 3]"
             after = self.text[min(end, expression.end) : end].strip()
             return (before or after), expression.resolved
         return self.text[start:end].strip(), None

@@ -43,7 +43,9 @@ _NOT_A_NAME = frozenset((
     "when", "if", "at", "on", "in", "after", "before", "again", "maybe", "please", "whatever",
     "anything", "something", "it", "that", "this", "you",
 ))  # fmt: skip
-_PLACE_TAIL = re.compile(r",|\s+(?:with|for|because|since|and)\s+", re.I)
+# Where the place name ends: "Berlin with my wife", "Berlin and work at Acme" — but not
+# "Bosnia and Herzegovina", whose "and" joins two capitalised words.
+_PLACE_TAIL = re.compile(r",|\s+(?:with|for|because|since)\s+|\s+and\s+(?![A-Z])")
 _ORG_TAIL = re.compile(r",|\s+(?:as|with|because|since|and)\s+", re.I)
 
 

@@ -99,6 +99,12 @@ RULES: tuple[tuple[re.Pattern[str], Handler], ...] = (
     _rule(rf"{_I_AM}\s+{_ADV}{_TRAVELLING}\s+(?:back\s+)?to\s+(?P<obj>.+)", trip),
     _rule(rf"I(?:'ll|\s+will)\s+(?:be\s+)?{_TRAVEL}\s+to\s+(?P<obj>.+)", trip),
     _rule(rf"{_I_PLAN}\s+to\s+(?:fly|go|travel|drive)\s+to\s+(?P<obj>.+)", trip),
+    _rule(
+        rf"(?:{_I_AM}\s+{_ADV}(?:planning|taking|booking)|I\s+{_ADV}(?:plan|have|booked)"
+        rf"|I've\s+(?:got|booked)|I(?:'ll|\s+will)\s+take)\s+(?:a|my|our|the)\s+{_TRIP_NOUN}"
+        r"\s+to\s+(?P<obj>.+)",
+        trip,
+    ),
     _rule(rf"{_I_PLAN}\s+to\s+(?P<obj>.+)", plan),
     _rule(rf"I\s+(?P<have>have)\s+(?P<obj>{_APPOINTMENT})", plan),
     _rule(rf"I\s+{_ADV}(?P<verb>{_EVENT_VERB})\s+(?P<obj>.+)", event),

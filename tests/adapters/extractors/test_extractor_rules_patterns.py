@@ -52,6 +52,26 @@ FACTS = {
     ),
     "i live in munich": ("The user lives in munich.", "user.home_city", TemporalKind.STATE),
     "I work for a startup.": ("The user works at a startup.", "user.employer", TemporalKind.STATE),
+    "I live in Bosnia and Herzegovina.": (
+        "The user lives in Bosnia and Herzegovina.",
+        "user.home_city",
+        TemporalKind.STATE,
+    ),
+    "I live in Berlin and work from home.": (
+        "The user lives in Berlin.",
+        "user.home_city",
+        TemporalKind.STATE,
+    ),
+    "I'm planning a trip to Lisbon in December.": (
+        "The user plans a trip to Lisbon in December 2026.",
+        "user.trip.lisbon",
+        TemporalKind.PLAN,
+    ),
+    "I booked a flight to Tokyo for March 3.": (
+        "The user plans a trip to Tokyo on 2027-03-03.",
+        "user.trip.tokyo",
+        TemporalKind.PLAN,
+    ),
     "Call me Sam.": ("The user prefers to be called Sam.", "user.preferred_name", None),
     "I love hiking in the Alps.": ("The user loves hiking in the Alps.", None, None),
     "I hate cilantro.": ("The user hates cilantro.", None, None),
