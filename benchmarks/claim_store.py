@@ -30,6 +30,7 @@ from memory_adapters.sqlite_store import ApswClaimStore
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
 from memory_core.domain.scope import ScopeFilter
 from memory_core.domain.secrets import PatternSecretPolicy
+from memory_core.ports.claims import ClearPhase
 
 __all__ = ["main", "run"]
 
@@ -180,10 +181,42 @@ def run(per_agent: int, others: int, workdir: Path, seed: int = 7) -> dict[str, 
             "bare_fts5_all_rows_no_owner_filter": shared_ms,
             "ratio_p50_store_over_bare_agent_rows": store_ms["p50_ms"] / own_ms["p50_ms"],
         }
+    results["forget"] = _forget_timings(store, per_agent)
     store.close()
+    start = time.perf_counter()
+    reopened = ApswClaimStore(
+        workdir / f"store-{per_agent}.sqlite3",
+        secret_policy=PatternSecretPolicy(),
+        clock=_FixedClock(),
+    )
+    reopened.repair(now=_NOW)
+    results["open_and_repair_ms"] = 1000 * (time.perf_counter() - start)
+    reopened.close()
     own.close()
     shared.close()
     return results
+
+
+def _forget_timings(store: ApswClaimStore, per_agent: int) -> dict[str, Any]:
+    """Selective delete latency, then a whole clear of the measured agent, batch by batch
+    (DeepChat's gate: 10k rows in 40 batches of ≤500 ms each)."""
+    victims = store.list_claims("bench-target", limit=100)
+    deletes = _timed([lambda c=c: store.delete("bench-target", c.id, now=_NOW) for c in victims])
+    store.begin_clear("bench-target", now=_NOW)
+    batches: list[float] = []
+    phase = ClearPhase.CLAIMS
+    while phase is ClearPhase.CLAIMS:
+        start = time.perf_counter()
+        phase = store.run_clear_batch("bench-target").phase
+        batches.append(time.perf_counter() - start)
+    store.finish_clear("bench-target")
+    return {
+        "delete": _percentiles(deletes),
+        "clear_rows": per_agent + _SINGLE_INSERTS - len(victims),
+        "clear_batches": len(batches),
+        "clear_batch": {**_percentiles(batches), "max_ms": 1000 * max(batches)},
+        "clear_total_s": sum(batches),
+    }
 
 
 def _print(results: list[dict[str, Any]]) -> None:
@@ -213,6 +246,22 @@ def _print(results: list[dict[str, Any]]) -> None:
             )
 
 
+def _print_forget(results: list[dict[str, Any]]) -> None:
+    print()
+    print(
+        f"{'per agent':>10} {'delete p50/p95 ms':>18} {'clear rows':>10} {'batches':>7}"
+        f" {'batch p50/max ms':>17} {'clear s':>8} {'open+repair ms':>15}"
+    )
+    for r in results:
+        f = r["forget"]
+        print(
+            f"{r['per_agent']:>10} {f['delete']['p50_ms']:>8.2f}/{f['delete']['p95_ms']:<9.2f}"
+            f" {f['clear_rows']:>10} {f['clear_batches']:>7}"
+            f" {f['clear_batch']['p50_ms']:>8.1f}/{f['clear_batch']['max_ms']:<8.1f}"
+            f" {f['clear_total_s']:>8.2f} {r['open_and_repair_ms']:>15.1f}"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.claim_store")
     parser.add_argument("--quick", action="store_true", help="10k per agent, 3 other agents")
@@ -228,6 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         workdir.mkdir(parents=True, exist_ok=True)
         results = [run(size, others, workdir) for size in sizes]
     _print(results)
+    _print_forget(results)
     if args.json:
         args.json.write_text(json.dumps({"claim_store": results}, indent=2))
     return 0
