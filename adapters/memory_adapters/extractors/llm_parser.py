@@ -84,7 +84,7 @@ def _decode_first(text: str) -> object:
     for start in starts:
         try:
             value, _ = decoder.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
             continue
         if isinstance(value, dict) and ("memories" in value or "directiveSuggestions" in value):
             return value

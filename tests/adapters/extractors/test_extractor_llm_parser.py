@@ -343,3 +343,40 @@ def test_suggestions_that_are_not_a_list_are_dropped_and_counted() -> None:
     assert result.suggestions == ()
     assert result.rejected == (RejectionReason.INVALID_SUGGESTION,)
     assert len(result.candidates) == 1
+
+
+def test_absurdly_deep_nesting_is_invalid_json_not_a_crash() -> None:
+    with pytest.raises(ProviderResponseError, match="invalid-json"):
+        parse_extraction("[" * 100_000)
+
+
+@given(st.text(max_size=300))
+def test_any_text_gives_a_result_or_a_provider_response_error(text: str) -> None:
+    """Whatever a model answers, the parser either returns or raises the typed error."""
+    try:
+        result = parse_extraction(text)
+    except ProviderResponseError:
+        return
+    assert all(candidate.content.strip() for candidate in result.candidates)
+
+
+@given(
+    st.recursive(
+        st.one_of(st.none(), st.booleans(), st.floats(), st.text(max_size=20)),
+        lambda children: st.one_of(
+            st.lists(children, max_size=4),
+            st.dictionaries(
+                st.sampled_from(["memories", "content", "temporal", "slot", "category", "kind"]),
+                children,
+                max_size=4,
+            ),
+        ),
+        max_leaves=20,
+    )
+)
+def test_any_json_shape_gives_a_result_or_a_provider_response_error(value: object) -> None:
+    try:
+        result = parse_extraction(json.dumps(value))
+    except ProviderResponseError:
+        return
+    assert len(result.candidates) <= 8 and len(result.suggestions) <= 4
