@@ -1,0 +1,210 @@
+"""The ClaimStore contract suite, run against the in-memory fake (R-ARCH-5), plus the fake's
+own tests: `list_ready_ids`/`reset_embeddings` (new on the port, not yet in the contract),
+one-transaction rollback, storage time precision and use after close."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from memory_contracts.claim_store import ClaimStoreContract
+from memory_contracts.claim_store_support import (
+    CONTRACT_EPOCH,
+    IDENTITY,
+    MarkerSecretPolicy,
+    claim_draft,
+)
+from memory_contracts.fake_claim_store import InMemoryClaimStore
+from memory_contracts.fakes import ManualClock
+from memory_core.domain.claims import Claim, EmbeddingIdentity, EmbeddingState, WriteOrigin
+from memory_core.domain.errors import SecretRejected, StoreError
+from memory_core.ports.claims import ClaimStore, InsertStatus
+from memory_core.ports.secrets import SecretPolicy
+
+
+class TestInMemoryClaimStoreContract(ClaimStoreContract):
+    def make_claim_store(
+        self, tmp_path: Path, *, clock: ManualClock, secret_policy: SecretPolicy
+    ) -> InMemoryClaimStore:
+        return InMemoryClaimStore(clock=clock, secret_policy=secret_policy)
+
+
+# --- beyond the contract: the port's newest methods and the fake's own promises -------------
+A, B = "agent-a", "agent-b"
+OTHER = EmbeddingIdentity(provider="contract", model="m2", dim=8)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(CONTRACT_EPOCH)
+
+
+@pytest.fixture
+def store(clock: ManualClock) -> InMemoryClaimStore:
+    return InMemoryClaimStore(clock=clock, secret_policy=MarkerSecretPolicy())
+
+
+def _add(store: InMemoryClaimStore, clock: ManualClock, content: str, **fields: object) -> Claim:
+    outcome = store.insert(
+        claim_draft(content, **fields), origin=WriteOrigin.EXTRACTION, now=clock.now()
+    )
+    assert outcome.status is InsertStatus.INSERTED and outcome.claim is not None
+    return outcome.claim
+
+
+def _ready(store: InMemoryClaimStore, clock: ManualClock, claim: Claim, identity=IDENTITY) -> None:
+    assert store.mark_embedding(
+        A,
+        claim.id,
+        expected_revision=claim.revision,
+        identity=identity,
+        ready=True,
+        now=clock.now(),
+    )
+
+
+def test_fake_satisfies_the_port_and_defaults_to_the_pattern_policy() -> None:
+    """R-ARCH-5, R-PRIV-1: a ClaimStore; without a policy it uses PatternSecretPolicy."""
+    store = InMemoryClaimStore()
+    assert isinstance(store, ClaimStore)
+    with pytest.raises(SecretRejected):
+        store.insert(
+            claim_draft("key AKIAIOSFODNN7EXAMPLE"), origin=WriteOrigin.USER_ADD, now=CONTRACT_EPOCH
+        )
+
+
+def test_list_ready_ids_names_recallable_rows_ready_with_exactly_that_identity(
+    store: InMemoryClaimStore, clock: ManualClock
+) -> None:
+    """R-PROV-4, R-VEC-4: warm-up sees only rows embedded in the current vector space."""
+    rows = [_add(store, clock, f"fact number {i}") for i in range(6)]
+    for row in rows[:4]:
+        _ready(store, clock, row)
+    _ready(store, clock, rows[4], OTHER)
+    store.archive(A, rows[3].id, now=clock.now())
+    theirs = _add(store, clock, "fact number 0", agent_id=B)
+    assert store.mark_embedding(
+        B, theirs.id, expected_revision=1, identity=IDENTITY, ready=True, now=clock.now()
+    )
+    assert store.list_ready_ids(A, IDENTITY) == sorted(r.id for r in rows[:3])
+    assert store.list_ready_ids(A, OTHER) == [rows[4].id]
+    assert store.list_ready_ids(B, IDENTITY) == [theirs.id]
+    assert store.list_ready_ids("agent-unknown", IDENTITY) == []
+
+
+def test_reset_of_all_embeddings_keeps_revisions_and_skips_other_rows(
+    store: InMemoryClaimStore, clock: ManualClock
+) -> None:
+    """R-PROV-4: an identity change re-embeds every recallable row of the owner only."""
+    live = [_add(store, clock, f"live fact {i}") for i in range(3)]
+    for row in live:
+        _ready(store, clock, row)
+    archived = _add(store, clock, "archived fact")
+    _ready(store, clock, archived)
+    archived = store.archive(A, archived.id, now=clock.now())
+    persona = _add(store, clock, "persona text", kind="persona")
+    theirs = _add(store, clock, "their fact", agent_id=B)
+    assert store.mark_embedding(
+        B, theirs.id, expected_revision=1, identity=IDENTITY, ready=True, now=clock.now()
+    )
+    clock.advance(60)
+    assert store.reset_embeddings(A, None, now=clock.now()) == 3
+    for row in live:
+        reset = store.get(A, row.id)
+        assert (reset.embedding_state, reset.embedding) == (EmbeddingState.PENDING, None)
+        assert (reset.revision, reset.updated_at) == (row.revision, row.updated_at)
+    assert store.get(A, archived.id) == archived
+    assert store.get(A, persona.id).embedding_state is EmbeddingState.NOT_APPLICABLE
+    assert store.get(B, theirs.id).embedding_state is EmbeddingState.READY
+    assert [c.id for c in store.list_pending_embeddings(A, limit=10)] == [r.id for r in live]
+    assert store.reset_embeddings(A, None, now=clock.now()) == 0  # nothing left to change
+
+
+def test_reset_of_named_embeddings_touches_only_the_owners_named_rows(
+    store: InMemoryClaimStore, clock: ManualClock
+) -> None:
+    """R-VEC-4: ids missing from the vector store are re-embedded; the old revision still
+    marks the new vector ready, because a reset is not a content change."""
+    first, second, third = (_add(store, clock, f"named fact {i}") for i in range(3))
+    for row in (first, second):
+        _ready(store, clock, row)
+    store.mark_embedding(
+        A, third.id, expected_revision=1, identity=None, ready=False, now=clock.now()
+    )
+    theirs = _add(store, clock, "their named fact", agent_id=B)
+    count = store.reset_embeddings(
+        A, [second.id, "mem-unknown", theirs.id, second.id, third.id], now=clock.now()
+    )
+    assert count == 2
+    assert store.get(A, first.id).embedding_state is EmbeddingState.READY
+    assert store.get(A, third.id).embedding_state is EmbeddingState.PENDING
+    assert store.list_ready_ids(A, IDENTITY) == [first.id]
+    _ready(store, clock, store.get(A, second.id))
+    assert store.list_ready_ids(A, IDENTITY) == sorted([first.id, second.id])
+
+
+def test_ready_ids_and_resets_are_fenced_by_a_pending_clear(
+    store: InMemoryClaimStore, clock: ManualClock
+) -> None:
+    """R-FORGET-3: during a clear the agent's rows are neither listed nor changed."""
+    row = _add(store, clock, "fenced fact")
+    _ready(store, clock, row)
+    store.begin_clear(A, now=clock.now())
+    assert store.list_ready_ids(A, IDENTITY) == []
+    assert store.reset_embeddings(A, None, now=clock.now()) == 0
+    assert store.reset_embeddings(A, [row.id], now=clock.now()) == 0
+
+
+def test_a_failing_batch_rolls_back_rows_and_released_tombstones(clock: ManualClock) -> None:
+    """R-WRITE-4/5: one transaction per call — a failure mid-batch leaves no row behind and
+    puts back the tombstone a user add had released."""
+    ids = iter(["mem-1", "mem-2"])
+
+    def id_factory(prefix: str) -> str:
+        try:
+            return next(ids)
+        except StopIteration:
+            raise StoreError("id source exhausted") from None
+
+    store = InMemoryClaimStore(
+        clock=clock, secret_policy=MarkerSecretPolicy(), id_factory=id_factory
+    )
+    forgotten = _add(store, clock, "forgotten fact")
+    store.delete(A, forgotten.id, now=clock.now())
+    tombstones = store.tombstones(A)
+    assert len(tombstones) == 2
+    with pytest.raises(StoreError):
+        store.insert_many(
+            [claim_draft("forgotten fact"), claim_draft("another fact")],
+            origin=WriteOrigin.USER_ADD,
+            now=clock.now(),
+        )
+    assert store.list_claims(A, include_inactive=True) == []
+    assert store.tombstones(A) == tombstones
+    replay = store.insert(
+        claim_draft("forgotten fact"), origin=WriteOrigin.EXTRACTION, now=clock.now()
+    )
+    assert replay.status is InsertStatus.SUPPRESSED
+
+
+def test_times_are_kept_at_the_sqlite_stores_millisecond_precision(
+    store: InMemoryClaimStore,
+) -> None:
+    """R-TIME-1: a service test sees the same instants the SQLite store would return."""
+    now = CONTRACT_EPOCH + timedelta(microseconds=123_456)
+    outcome = store.insert(claim_draft("precise fact"), origin=WriteOrigin.EXTRACTION, now=now)
+    assert outcome.claim is not None
+    assert outcome.claim.created_at == CONTRACT_EPOCH + timedelta(milliseconds=123)
+    assert store.get(A, outcome.claim.id) == outcome.claim
+
+
+def test_a_closed_store_refuses_every_call(store: InMemoryClaimStore) -> None:
+    """R-HOST-1: shutdown ordering bugs surface as StoreError, as on a closed connection."""
+    store.close()
+    store.close()  # idempotent
+    with pytest.raises(StoreError):
+        store.list_claims(A)
+    with pytest.raises(StoreError):
+        store.insert(claim_draft("late fact"), origin=WriteOrigin.EXTRACTION, now=CONTRACT_EPOCH)
