@@ -1,0 +1,157 @@
+"""A scripted conversation through the whole write path: JSONL tape → rules extractor →
+decisions → apsw store, turn by turn, with the real ingestion runtime."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from ingestion_support import AGENT, Harness, make_harness
+
+from memory_adapters.tapes.jsonl import JsonlTape
+from memory_core.domain.directives import DirectiveKind, DirectiveStatus
+from memory_core.domain.temporal_policy import TemporalStatus, assess
+from memory_core.ports.claims import DerivationKind
+from memory_core.services.ingestion import IngestionOutcome
+
+API_KEY = "sk-proj-Zq8xV3nL5tR7wY9aB2cD4eF6gH8jK0mN1pQ3"
+TURNS = (
+    "I live in Paris.",
+    "Actually, I moved to Berlin last month, so I live in Berlin now.",
+    "I'm planning to fly to Lisbon in December.",
+    "My trip to Lisbon was cancelled.",
+    "I prefer tea over coffee.",
+    "Please stop mentioning my divorce.",
+    f"My API key is {API_KEY}, keep it handy.",
+)
+
+
+@pytest.fixture
+def tape_path(tmp_path: Path) -> Path:
+    return tmp_path / "tape.jsonl"
+
+
+@pytest.fixture
+def harness(tmp_path: Path, tape_path: Path) -> Iterator[Harness]:
+    tape = JsonlTape(tape_path)
+    built = make_harness(tmp_path, tape=tape)
+    yield built
+    built.close()
+    tape.close()
+
+
+def _run_conversation(harness: Harness) -> list[IngestionOutcome]:
+    async def scenario() -> list[IngestionOutcome]:
+        runtime = harness.runtime("s1")
+        outcomes = []
+        for text in TURNS:
+            report = await harness.turn(runtime, text)
+            outcomes.append(report.outcome)
+            assert harness.cursors.get("s1") == report.cursor_after
+        return outcomes
+
+    return asyncio.run(scenario())
+
+
+def test_every_turn_is_extracted_and_commits_the_cursor(harness: Harness) -> None:
+    """R-WRITE-8, R-HOST-1: a current projection lets each turn's chunk advance the cursor
+    to the turn's last message; every pass ends COMPLETED."""
+    outcomes = _run_conversation(harness)
+    assert outcomes == [IngestionOutcome.COMPLETED] * len(TURNS)
+    assert harness.cursors.get("s1") == 2 * len(TURNS)
+
+
+def test_move_supersedes_the_old_home_with_a_lineage_edge(harness: Harness) -> None:
+    """R-LINEAGE-1, R-TIME-1: Berlin is current, Paris superseded by it, its interval closed,
+    and the supersede edge committed with the mutation."""
+    _run_conversation(harness)
+    berlin = harness.live("The user lives in Berlin.")
+    (paris,) = [
+        claim
+        for claim in harness.claims(include_inactive=True)
+        if claim.content == "The user lives in Paris."
+    ]
+    assert berlin.is_recallable and berlin.slot == "user.home_city"
+    assert paris.superseded_by == berlin.id and not paris.is_recallable
+    assert paris.temporal.interval.valid_until is not None
+    assert paris.temporal.interval.valid_until <= harness.clock.now()
+    edges = harness.store.list_derivations(AGENT, paris.id)
+    assert [(e.parent_id, e.child_id, e.kind) for e in edges] == [
+        (paris.id, berlin.id, DerivationKind.SUPERSEDE)
+    ]
+
+
+def test_cancelled_trip_reads_previously_planned(harness: Harness) -> None:
+    """R-TIME-2: the plan is superseded in its slot by the cancelled plan, which the temporal
+    policy labels "previously planned" — never a trip that happened."""
+    _run_conversation(harness)
+    everything = harness.claims(include_inactive=True)
+    trip_slot = [claim for claim in everything if claim.slot == "user.trip.lisbon"]
+    planned = [claim for claim in trip_slot if not claim.is_recallable]
+    live = [claim for claim in trip_slot if claim.is_recallable]
+    assert len(planned) == 1 and len(live) == 1
+    assert planned[0].superseded_by == live[0].id
+    assert assess(live[0].temporal, harness.clock.now()).status is (
+        TemporalStatus.PREVIOUSLY_PLANNED
+    )
+    assert assess(live[0].temporal, harness.clock.now()).label == "previously planned"
+    assert any(
+        claim.content.startswith("The user cancelled the trip to Lisbon") for claim in everything
+    )
+
+
+def test_preference_is_stored(harness: Harness) -> None:
+    """R-WRITE-1: an atemporal preference is remembered."""
+    _run_conversation(harness)
+    assert harness.live("The user prefers tea over coffee.").temporal.is_atemporal
+
+
+def test_stop_mentioning_becomes_a_draft_directive_only(harness: Harness) -> None:
+    """R-DIR-1: extraction can only suggest; the suppress_topic directive stays a draft."""
+    _run_conversation(harness)
+    (directive,) = harness.store.list_directives(AGENT)
+    assert directive.kind is DirectiveKind.SUPPRESS_TOPIC
+    assert directive.status is DirectiveStatus.DRAFT
+    assert directive.topic == "divorce"
+    assert harness.store.list_directives(AGENT, status=DirectiveStatus.ACTIVE) == []
+
+
+def test_api_key_is_nowhere_in_the_store(harness: Harness, tmp_path: Path) -> None:
+    """R-PRIV-1: a shared credential is neither a claim, a directive, nor bytes on disk."""
+    _run_conversation(harness)
+    texts = [claim.content for claim in harness.claims(include_inactive=True)]
+    texts += [directive.content for directive in harness.store.list_directives(AGENT)]
+    assert not any(API_KEY in text or "API key" in text for text in texts)
+    for path in tmp_path.glob("memory.sqlite3*"):
+        assert API_KEY.encode() not in path.read_bytes()
+
+
+def test_extract_anchors_carry_ids_and_counts_only(harness: Harness, tape_path: Path) -> None:
+    """R-WRITE-8 / §7.1: one `memory/extract` anchor per committed chunk, content-free."""
+    _run_conversation(harness)
+    anchors = [
+        record
+        for record in map(json.loads, tape_path.read_text("utf-8").splitlines())
+        if record.get("kind") == "anchor" and record.get("anchor_kind") == "memory/extract"
+    ]
+    assert len(anchors) == len(TURNS)
+    stored = {claim.id for claim in harness.claims(include_inactive=True)}
+    for anchor in anchors:
+        payload = anchor["payload"]
+        assert set(payload["memoryIds"]) <= stored
+        assert payload["cursorAdvanced"] is True
+        assert payload["reason"] == "fallback"
+        serialised = json.dumps(anchor)
+        assert not any(word in serialised for word in ("Berlin", "Paris", "Lisbon", API_KEY))
+    assert sum(payload["count"] for payload in (a["payload"] for a in anchors)) == len(stored)
+
+
+def test_commit_hook_sees_every_new_claim(harness: Harness) -> None:
+    """R-WRITE-1: the embedding pipeline is told each committed claim id, per agent."""
+    _run_conversation(harness)
+    notified = {claim_id for agent, ids in harness.committed for claim_id in ids}
+    assert {agent for agent, _ in harness.committed} == {AGENT}
+    assert notified == {claim.id for claim in harness.claims(include_inactive=True)}
