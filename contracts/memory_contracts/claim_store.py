@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from memory_contracts.claim_store_cases import TrustPlaneAndClearCases
+from memory_contracts.claim_store_embeddings import EmbeddingBookkeepingCases
 from memory_contracts.claim_store_support import (
     CONTRACT_EPOCH,
     IDENTITY,
@@ -66,7 +67,7 @@ EXTRACTION, MODEL_TOOL, USER_ADD = (
 )
 
 
-class ClaimStoreContract(TrustPlaneAndClearCases):
+class ClaimStoreContract(TrustPlaneAndClearCases, EmbeddingBookkeepingCases):
     """Inherit, implement `make_claim_store`; pytest collects the inherited tests."""
 
     def make_claim_store(

@@ -265,6 +265,19 @@ class ClaimStore(Protocol):
         """Recallable rows whose embedding is pending, oldest first (created_at, id)."""
         ...
 
+    def list_ready_ids(self, agent_id: str, identity: EmbeddingIdentity) -> Sequence[str]:
+        """Ids of the owner's recallable claims embedded READY with exactly `identity`,
+        ascending: what a vector namespace must cover (R-VEC-4). Empty under a clear job."""
+        ...
+
+    def reset_embeddings(
+        self, agent_id: str, claim_ids: Sequence[str] | None, *, now: datetime
+    ) -> int:
+        """Set the named recallable claims (all of the owner's when None) back to PENDING
+        with no identity, keeping revision and updated_at: their vector is missing or of
+        another model. Returns how many rows changed; a no-op under a clear job."""
+        ...
+
     def mark_embedding(
         self,
         agent_id: str,

@@ -18,7 +18,7 @@ from memory_contracts.claim_store_support import (
 )
 from memory_contracts.fake_claim_store import InMemoryClaimStore
 from memory_contracts.fakes import ManualClock
-from memory_core.domain.claims import Claim, EmbeddingIdentity, EmbeddingState, WriteOrigin
+from memory_core.domain.claims import Claim, EmbeddingIdentity, WriteOrigin
 from memory_core.domain.errors import SecretRejected, StoreError
 from memory_core.ports.claims import ClaimStore, InsertStatus
 from memory_core.ports.secrets import SecretPolicy
@@ -73,88 +73,6 @@ def test_fake_satisfies_the_port_and_defaults_to_the_pattern_policy() -> None:
         store.insert(
             claim_draft("key AKIAIOSFODNN7EXAMPLE"), origin=WriteOrigin.USER_ADD, now=CONTRACT_EPOCH
         )
-
-
-def test_list_ready_ids_names_recallable_rows_ready_with_exactly_that_identity(
-    store: InMemoryClaimStore, clock: ManualClock
-) -> None:
-    """R-PROV-4, R-VEC-4: warm-up sees only rows embedded in the current vector space."""
-    rows = [_add(store, clock, f"fact number {i}") for i in range(6)]
-    for row in rows[:4]:
-        _ready(store, clock, row)
-    _ready(store, clock, rows[4], OTHER)
-    store.archive(A, rows[3].id, now=clock.now())
-    theirs = _add(store, clock, "fact number 0", agent_id=B)
-    assert store.mark_embedding(
-        B, theirs.id, expected_revision=1, identity=IDENTITY, ready=True, now=clock.now()
-    )
-    assert store.list_ready_ids(A, IDENTITY) == sorted(r.id for r in rows[:3])
-    assert store.list_ready_ids(A, OTHER) == [rows[4].id]
-    assert store.list_ready_ids(B, IDENTITY) == [theirs.id]
-    assert store.list_ready_ids("agent-unknown", IDENTITY) == []
-
-
-def test_reset_of_all_embeddings_keeps_revisions_and_skips_other_rows(
-    store: InMemoryClaimStore, clock: ManualClock
-) -> None:
-    """R-PROV-4: an identity change re-embeds every recallable row of the owner only."""
-    live = [_add(store, clock, f"live fact {i}") for i in range(3)]
-    for row in live:
-        _ready(store, clock, row)
-    archived = _add(store, clock, "archived fact")
-    _ready(store, clock, archived)
-    archived = store.archive(A, archived.id, now=clock.now())
-    persona = _add(store, clock, "persona text", kind="persona")
-    theirs = _add(store, clock, "their fact", agent_id=B)
-    assert store.mark_embedding(
-        B, theirs.id, expected_revision=1, identity=IDENTITY, ready=True, now=clock.now()
-    )
-    clock.advance(60)
-    assert store.reset_embeddings(A, None, now=clock.now()) == 3
-    for row in live:
-        reset = store.get(A, row.id)
-        assert (reset.embedding_state, reset.embedding) == (EmbeddingState.PENDING, None)
-        assert (reset.revision, reset.updated_at) == (row.revision, row.updated_at)
-    assert store.get(A, archived.id) == archived
-    assert store.get(A, persona.id).embedding_state is EmbeddingState.NOT_APPLICABLE
-    assert store.get(B, theirs.id).embedding_state is EmbeddingState.READY
-    assert [c.id for c in store.list_pending_embeddings(A, limit=10)] == [r.id for r in live]
-    assert store.reset_embeddings(A, None, now=clock.now()) == 0  # nothing left to change
-
-
-def test_reset_of_named_embeddings_touches_only_the_owners_named_rows(
-    store: InMemoryClaimStore, clock: ManualClock
-) -> None:
-    """R-VEC-4: ids missing from the vector store are re-embedded; the old revision still
-    marks the new vector ready, because a reset is not a content change."""
-    first, second, third = (_add(store, clock, f"named fact {i}") for i in range(3))
-    for row in (first, second):
-        _ready(store, clock, row)
-    store.mark_embedding(
-        A, third.id, expected_revision=1, identity=None, ready=False, now=clock.now()
-    )
-    theirs = _add(store, clock, "their named fact", agent_id=B)
-    count = store.reset_embeddings(
-        A, [second.id, "mem-unknown", theirs.id, second.id, third.id], now=clock.now()
-    )
-    assert count == 2
-    assert store.get(A, first.id).embedding_state is EmbeddingState.READY
-    assert store.get(A, third.id).embedding_state is EmbeddingState.PENDING
-    assert store.list_ready_ids(A, IDENTITY) == [first.id]
-    _ready(store, clock, store.get(A, second.id))
-    assert store.list_ready_ids(A, IDENTITY) == sorted([first.id, second.id])
-
-
-def test_ready_ids_and_resets_are_fenced_by_a_pending_clear(
-    store: InMemoryClaimStore, clock: ManualClock
-) -> None:
-    """R-FORGET-3: during a clear the agent's rows are neither listed nor changed."""
-    row = _add(store, clock, "fenced fact")
-    _ready(store, clock, row)
-    store.begin_clear(A, now=clock.now())
-    assert store.list_ready_ids(A, IDENTITY) == []
-    assert store.reset_embeddings(A, None, now=clock.now()) == 0
-    assert store.reset_embeddings(A, [row.id], now=clock.now()) == 0
 
 
 def test_a_failing_batch_rolls_back_rows_and_released_tombstones(clock: ManualClock) -> None:

@@ -14,7 +14,7 @@ from memory_adapters.sqlite_store.schema import RECALLABLE_KINDS_SQL, recallable
 from memory_core.domain.claims import EmbeddingIdentity, EmbeddingState
 from memory_core.domain.errors import ValidationError
 
-__all__ = ["mark_embedding", "record_access"]
+__all__ = ["mark_embedding", "record_access", "reset_embeddings"]
 
 
 def record_access(
@@ -66,3 +66,29 @@ def mark_embedding(
         ),
     )
     return conn.changes() == 1
+
+
+def reset_embeddings(conn: apsw.Connection, agent_id: str, claim_ids: Sequence[str] | None) -> int:
+    """Back to pending with no identity: the vector is missing or of another model."""
+    where = [
+        "m.agent_id = ?",
+        recallable("m."),
+        NOT_FENCED,
+        "NOT (m.embedding_state = 'pending' AND m.embedding_provider IS NULL)",
+    ]
+    params: list[object] = [agent_id]
+    if claim_ids is not None:
+        ids = list(dict.fromkeys(cid for cid in claim_ids if isinstance(cid, str)))
+        if not ids:
+            return 0
+        where.append("m.id IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(ids))
+    conn.execute(
+        f"""UPDATE agent_memory AS m
+              SET embedding_state = 'pending', embedding_provider = NULL,
+                  embedding_model = NULL, embedding_dim = NULL
+            WHERE {" AND ".join(where)}""",
+        params,
+    )
+    return conn.changes()
+

@@ -124,3 +124,16 @@ def list_pending_embeddings(conn: apsw.Connection, agent_id: str, *, limit: int)
                 AND {NOT_FENCED}
               ORDER BY m.created_at, m.id LIMIT ?"""
     return claims_of(conn.execute(sql, (agent_id, limit)).fetchall())
+
+
+def list_ready_ids(
+    conn: apsw.Connection, agent_id: str, identity: EmbeddingIdentity
+) -> list[str]:
+    sql = f"""SELECT m.id FROM agent_memory m
+              WHERE m.agent_id = ? AND m.embedding_state = 'ready' AND m.embedding_provider = ?
+                AND m.embedding_model = ? AND m.embedding_dim = ? AND {recallable("m.")}
+                AND {NOT_FENCED}
+              ORDER BY m.id"""
+    rows = conn.execute(sql, (agent_id, identity.provider, identity.model, identity.dim))
+    return [str(row[0]) for row in rows]
+

@@ -266,6 +266,16 @@ class ApswClaimStore:
         with translate_errors():
             return reads.list_pending_embeddings(self._conn, agent_id, limit=limit)
 
+    def list_ready_ids(self, agent_id: str, identity: EmbeddingIdentity) -> Sequence[str]:
+        with translate_errors():
+            return reads.list_ready_ids(self._conn, agent_id, identity)
+
+    def reset_embeddings(
+        self, agent_id: str, claim_ids: Sequence[str] | None, *, now: datetime
+    ) -> int:
+        with write_transaction(self._conn) as conn:
+            return bookkeeping.reset_embeddings(conn, agent_id, claim_ids)
+
     def mark_embedding(
         self,
         agent_id: str,
