@@ -182,3 +182,32 @@ def test_admission_follows_turn_status_and_origin(
         assert harness.cursors.get("s1") == 2
 
     asyncio.run(scenario())
+
+
+def test_hard_task_cancellation_still_settles_with_an_outcome(
+    harness: Harness, gated: GatedExtractor
+) -> None:
+    """R-WRITE-6: a scheduler cancel (shutdown) ends the pass CANCELLED, nothing committed."""
+
+    async def scenario() -> None:
+        runtime = harness.runtime("s1")
+        harness.say("s1", "I live in Paris.")
+        handle = runtime.after_turn_settled(TurnOutcome(status=TurnStatus.COMPLETED))
+        assert handle is not None
+        await gated.entered.wait()
+        handle.cancel()
+        await handle.wait()
+        assert runtime.last_report is not None
+        assert runtime.last_report.outcome is IngestionOutcome.CANCELLED
+        assert harness.claims() == [] and harness.cursors.get("s1") == 0
+
+    asyncio.run(scenario())
+
+
+def test_closed_runtime_refuses_new_turns(harness: Harness) -> None:
+    """R-HOST-1: a destroyed session takes no more work."""
+    runtime = harness.runtime("s1")
+    assert runtime.close() is None
+    assert runtime.after_turn_settled(TurnOutcome(status=TurnStatus.COMPLETED)) is None
+    assert runtime.last_report is not None
+    assert runtime.last_report.outcome is IngestionOutcome.NOT_ADMITTED
