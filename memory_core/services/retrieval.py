@@ -1,0 +1,441 @@
+"""The retrieval service: owner+scope candidates from FTS and vectors, re-validated, ranked.
+
+One call per purpose (R-READ-3/4/8, R-DIR-2, R-TIME-3):
+
+1. keywords from the query; the scope filter from the caller's context (missing context never
+   widens); active, specific `suppress_topic` directives for recall/injection;
+2. FTS candidates with the owner and scope predicates applied before LIMIT, and vector
+   candidates from the agent's namespace under a ready certificate, with one query
+   embedding reused across refills;
+3. every candidate re-validated against the authoritative row (owner, scope, lifecycle,
+   supersession, and — for vector hits — the embedding identity) before it can rank;
+4. suppression before access accounting, temporal eligibility in `current` mode;
+5. geometric refill (×growth, ≤cap per source) while fewer than top-K survive, recording
+   `candidateBudgetExhausted` at the cap; then scoring, fusion and near-duplicate collapse.
+
+Degradations are recorded, never raised: a turn without vectors still gets FTS results.
+Diagnostics carry timings and counts only — never query or claim text.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from enum import StrEnum
+
+import attrs
+
+from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.domain.claims import Claim
+from memory_core.domain.directives import DirectiveKind, DirectiveStatus
+from memory_core.domain.errors import (
+    ClearInProgress,
+    DeadlineExceeded,
+    IdentityMismatch,
+    OperationCancelled,
+    StoreError,
+    StoreQuarantined,
+    ValidationError,
+)
+from memory_core.domain.manifest import Degradation, DroppedItem, StageTimings
+from memory_core.domain.provenance import query_hash
+from memory_core.domain.scope import ScopeContext, ScopeFilter, validate_agent_id
+from memory_core.domain.temporal_policy import TemporalMode, assess
+from memory_core.ports.claims import ClaimStore, MatchMode
+from memory_core.ports.clock import DomainClock, InfraClock
+from memory_core.ports.vectors import VectorHit, VectorStoreCold
+from memory_core.services.gateway import ProviderGateway, QueryDegradation
+from memory_core.services.keywords import search_terms
+from memory_core.services.scoring import (
+    Candidate,
+    ScoredItem,
+    ScoringPolicy,
+    candidates_from_lists,
+    filter_suppressed,
+    rank_candidates,
+)
+from memory_core.services.vector_index import VectorIndex
+from memory_core.settings import MemorySettings
+
+__all__ = [
+    "RetrievalDiagnostics",
+    "RetrievalOutcome",
+    "RetrievalPurpose",
+    "RetrievalRequest",
+    "RetrievalResult",
+    "RetrievalService",
+]
+
+log = logging.getLogger(__name__)
+
+_VECTOR_LIMIT_CAP = 400  # initial vector oversampling cap (100 × 4), before refills
+
+
+class RetrievalPurpose(StrEnum):
+    RECALL = "recall"  # memory_recall tool: current mode, suppression, access accounting
+    INJECTION = "injection"  # prompt contribution: current mode, suppression, no accounting here
+    DECISION = "decision"  # write-path neighbours: evidence mode, no suppression
+    SEARCH = "search"  # management search: evidence mode, AND semantics
+
+    @property
+    def mode(self) -> TemporalMode:
+        if self in (RetrievalPurpose.RECALL, RetrievalPurpose.INJECTION):
+            return TemporalMode.CURRENT
+        return TemporalMode.EVIDENCE
+
+    @property
+    def suppresses(self) -> bool:
+        return self.mode is TemporalMode.CURRENT
+
+
+class RetrievalOutcome(StrEnum):
+    COMPLETED = "completed"
+    EMPTY_QUERY = "emptyQuery"
+    FENCED = "fenced"  # a clear job is pending for the agent
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+@attrs.frozen(kw_only=True)
+class RetrievalRequest:
+    agent_id: str = attrs.field(validator=lambda _i, _a, v: validate_agent_id(v))
+    query: str
+    purpose: RetrievalPurpose = attrs.field(
+        default=RetrievalPurpose.RECALL, converter=RetrievalPurpose
+    )
+    context: ScopeContext | None = None
+    scope_filter: ScopeFilter | None = None  # overrides `context` (decision: one exact scope)
+    top_k: int | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.query, str):
+            raise ValidationError("query", "must be text")
+        if self.top_k is not None and not 1 <= self.top_k <= 100:
+            raise ValidationError("top_k", "must be in 1..100")
+
+
+@attrs.frozen(kw_only=True)
+class RetrievalDiagnostics:
+    """Content-free: timings, counts, outcome and degradations of one call."""
+
+    purpose: RetrievalPurpose
+    outcome: RetrievalOutcome
+    timings: StageTimings
+    fts_candidates: int = 0
+    vector_candidates: int = 0
+    revalidated: int = 0
+    suppressed: int = 0
+    refills: int = 0
+    degradations: tuple[Degradation, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class RetrievalResult:
+    items: tuple[ScoredItem, ...]
+    dropped: tuple[DroppedItem, ...]
+    degradations: tuple[Degradation, ...]
+    query_hash: str
+    diagnostics: RetrievalDiagnostics
+
+
+@attrs.define
+class _Source:
+    """One candidate source's state across refills."""
+
+    limit: int
+    returned: int = 0
+    saturated: bool = False
+
+
+class RetrievalService:
+    def __init__(
+        self,
+        *,
+        store: ClaimStore,
+        domain_clock: DomainClock,
+        infra_clock: InfraClock,
+        index: VectorIndex | None = None,
+        gateway: ProviderGateway | None = None,
+        settings: MemorySettings | None = None,
+        scoring: ScoringPolicy | None = None,
+    ) -> None:
+        self._store = store
+        self._clock = domain_clock
+        self._infra = infra_clock
+        self._index = index
+        self._gateway = gateway
+        self._settings = settings or MemorySettings()
+        self._scoring = scoring or ScoringPolicy.from_settings(self._settings)
+
+    async def retrieve(
+        self, request: RetrievalRequest, *, deadline: Deadline, cancel: CancellationToken
+    ) -> RetrievalResult:
+        started = self._infra.monotonic()
+        timings: dict[str, float] = {}
+        degradations: set[Degradation] = set()
+        counts = {"fts": 0, "vector": 0, "revalidated": 0, "suppressed": 0, "refills": 0}
+        agent = request.agent_id
+        purpose = request.purpose
+        top_k = request.top_k or self._settings.top_k
+        hashed = query_hash(agent, request.query)
+
+        def finish(
+            outcome: RetrievalOutcome,
+            items: Sequence[ScoredItem] = (),
+            dropped: Sequence[DroppedItem] = (),
+        ) -> RetrievalResult:
+            ordered = tuple(member for member in Degradation if member in degradations)
+            timings["total"] = self._elapsed_ms(started)
+            diagnostics = RetrievalDiagnostics(
+                purpose=purpose,
+                outcome=outcome,
+                timings=StageTimings(**timings),
+                fts_candidates=counts["fts"],
+                vector_candidates=counts["vector"],
+                revalidated=counts["revalidated"],
+                suppressed=counts["suppressed"],
+                refills=counts["refills"],
+                degradations=ordered,
+            )
+            return RetrievalResult(
+                items=tuple(items),
+                dropped=tuple(dropped),
+                degradations=ordered,
+                query_hash=hashed,
+                diagnostics=diagnostics,
+            )
+
+        stage = self._infra.monotonic()
+        terms = search_terms(request.query)
+        timings["keywords"] = self._elapsed_ms(stage)
+        if not request.query.strip():
+            return finish(RetrievalOutcome.EMPTY_QUERY)
+        scope_filter = request.scope_filter or ScopeFilter.from_context(request.context)
+        if any(job.agent_id == agent for job in self._store.pending_clears()):
+            # The store would answer with nothing anyway; say why (R-FORGET-3).
+            return finish(RetrievalOutcome.FENCED)
+        try:
+            directives = (
+                [
+                    d
+                    for d in self._store.list_directives(agent, status=DirectiveStatus.ACTIVE)
+                    if d.kind is DirectiveKind.SUPPRESS_TOPIC
+                ]
+                if purpose.suppresses
+                else []
+            )
+        except ClearInProgress:
+            return finish(RetrievalOutcome.FENCED)
+
+        # Candidate depth: 2×top-K per source after filtering; deeper when filters will bite.
+        candidate_limit = top_k * (4 if purpose.mode is TemporalMode.CURRENT or directives else 2)
+        cap = self._settings.candidate_cap_per_source
+        fts = _Source(limit=min(candidate_limit, cap))
+        vec = _Source(limit=min(_VECTOR_LIMIT_CAP, candidate_limit * 2, cap))
+        query_vector = await self._query_vector(
+            agent,
+            request.query,
+            purpose=purpose,
+            degradations=degradations,
+            timings=timings,
+            deadline=deadline,
+            cancel=cancel,
+        )
+        certificate = self._index.certificate(agent) if self._index else None
+        match_mode = MatchMode.ALL if purpose is RetrievalPurpose.SEARCH else MatchMode.ANY
+        now = self._clock.now()
+        kept: tuple[Candidate, ...] = ()
+        suppressed: tuple[DroppedItem, ...] = ()
+        while True:
+            try:
+                cancel.raise_if_cancelled()
+                fts_claims = self._fts_candidates(agent, terms, scope_filter, fts, match_mode)
+                vector_claims = await self._vector_candidates(
+                    agent,
+                    vector=query_vector,
+                    certificate=certificate,
+                    scope_filter=scope_filter,
+                    source=vec,
+                    degradations=degradations,
+                    timings=timings,
+                    deadline=deadline,
+                    cancel=cancel,
+                )
+            except ClearInProgress:
+                return finish(RetrievalOutcome.FENCED)
+            except OperationCancelled:
+                return finish(RetrievalOutcome.CANCELLED)
+            except StoreError as exc:
+                log.warning("retrieval store failure for agent %s: %s", agent, type(exc).__name__)
+                degradations.add(Degradation.STORE_ERROR)
+                return finish(RetrievalOutcome.FAILED)
+            if vector_claims is None:  # the vector path just failed: continue on FTS alone
+                query_vector = None
+                vector_claims = []
+            counts["revalidated"] = len(fts_claims) + len(vector_claims)
+            candidates = candidates_from_lists(fts_claims, vector_claims)
+            if directives:
+                kept, suppressed = filter_suppressed(candidates, directives)
+            else:
+                kept, suppressed = candidates, ()
+            counts["suppressed"] = len(suppressed)
+            eligible = sum(
+                1
+                for candidate in kept
+                if assess(candidate.claim.temporal, now, mode=purpose.mode).eligible
+            )
+            if eligible >= top_k or not self._grow(
+                (fts, vec) if query_vector is not None else (fts,), cap, degradations
+            ):
+                break
+            counts["refills"] += 1
+        counts["fts"], counts["vector"] = fts.returned, vec.returned
+
+        stage = self._infra.monotonic()
+        ranking = rank_candidates(
+            kept, now=now, policy=self._scoring, mode=purpose.mode, top_k=top_k
+        )
+        timings["assembly"] = self._elapsed_ms(stage)
+        if purpose is RetrievalPurpose.RECALL and ranking.items:
+            # Only what the caller actually receives is counted, after suppression (R-DIR-2).
+            try:
+                self._store.record_access(agent, [i.claim.id for i in ranking.items], now=now)
+            except StoreError as exc:
+                log.warning("access accounting skipped for agent %s: %s", agent, type(exc).__name__)
+        return finish(RetrievalOutcome.COMPLETED, ranking.items, (*suppressed, *ranking.dropped))
+
+    # --- sources ------------------------------------------------------------------------
+    def _fts_candidates(
+        self,
+        agent: str,
+        terms: Sequence[str],
+        scope_filter: ScopeFilter,
+        source: _Source,
+        match_mode: MatchMode,
+    ) -> list[Claim]:
+        if not terms:
+            return []
+        hits = self._store.search_fts(
+            agent, terms, scope_filter=scope_filter, limit=source.limit, match_mode=match_mode
+        )
+        source.returned = len(hits)
+        source.saturated = len(hits) >= source.limit
+        ids = [hit.claim_id for hit in hits]
+        return list(self._store.list_applicable_by_ids(agent, ids, scope_filter=scope_filter))
+
+    async def _query_vector(
+        self,
+        agent: str,
+        query: str,
+        *,
+        purpose: RetrievalPurpose,
+        degradations: set[Degradation],
+        timings: dict[str, float],
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> tuple[float, ...] | None:
+        if self._index is None or self._gateway is None or not self._index.enabled:
+            return None
+        if self._index.certificate(agent) is None:
+            degradations.add(Degradation.VECTOR_COLD)
+            return None
+        stage = self._infra.monotonic()
+        embedding = await self._gateway.embed_query(
+            agent_id=agent,
+            text=query,
+            deadline=deadline,
+            cancel=cancel,
+            warm_recall=purpose in (RetrievalPurpose.RECALL, RetrievalPurpose.INJECTION),
+        )
+        timings["query_embedding"] = self._elapsed_ms(stage)
+        if embedding.vector is None:
+            degradations.add(_QUERY_DEGRADATIONS.get(embedding.degradation, Degradation.UNKNOWN))
+            return None
+        return embedding.vector
+
+    async def _vector_candidates(
+        self,
+        agent: str,
+        *,
+        vector: tuple[float, ...] | None,
+        certificate: object,
+        scope_filter: ScopeFilter,
+        source: _Source,
+        degradations: set[Degradation],
+        timings: dict[str, float],
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> list[tuple[Claim, float]] | None:
+        """Re-validated (claim, similarity) pairs; None when the vector path failed."""
+        if vector is None or self._index is None or self._index.vectors is None:
+            return []
+        if certificate is None:
+            degradations.add(Degradation.VECTOR_COLD)
+            return None
+        stage = self._infra.monotonic()
+        try:
+            hits: Sequence[VectorHit] = await self._index.vectors.query(
+                agent,
+                certificate,
+                vector,
+                source.limit,  # type: ignore[arg-type]
+                deadline=deadline,
+                cancel=cancel,
+            )
+        except OperationCancelled:
+            raise
+        except VectorStoreCold:
+            degradations.add(Degradation.VECTOR_COLD)
+            return None
+        except IdentityMismatch:
+            degradations.add(Degradation.REVISION_CHANGED)
+            self._index.invalidate(agent)
+            return None
+        except StoreQuarantined:
+            degradations.add(Degradation.STORE_UNUSABLE)
+            return None
+        except DeadlineExceeded:
+            degradations.add(Degradation.STORE_TIMEOUT)
+            return None
+        except StoreError:
+            degradations.add(Degradation.STORE_ERROR)
+            return None
+        finally:
+            timings["vector"] = timings.get("vector", 0.0) + self._elapsed_ms(stage)
+        threshold = self._settings.similarity_threshold
+        kept = [hit for hit in hits if hit.similarity >= threshold]
+        source.returned = len(hits)
+        # A list cut by the threshold is complete: a deeper scan would only add weaker hits.
+        source.saturated = len(hits) >= source.limit and len(kept) == len(hits)
+        identity = certificate.identity  # type: ignore[attr-defined]
+        stage = self._infra.monotonic()
+        claims = self._store.list_applicable_by_ids(
+            agent, [hit.claim_id for hit in kept], scope_filter=scope_filter, embedding=identity
+        )
+        timings["revalidation"] = timings.get("revalidation", 0.0) + self._elapsed_ms(stage)
+        similarity = {hit.claim_id: hit.similarity for hit in kept}
+        return [(claim, similarity[claim.id]) for claim in claims]
+
+    def _grow(self, sources: Sequence[_Source], cap: int, degradations: set[Degradation]) -> bool:
+        """Deepen every saturated source ×growth up to the cap; False when none can grow."""
+        grew = False
+        for source in sources:
+            if not source.saturated:
+                continue
+            if source.limit >= cap:
+                degradations.add(Degradation.CANDIDATE_BUDGET_EXHAUSTED)
+                continue
+            source.limit = min(cap, source.limit * self._settings.refill_growth)
+            grew = True
+        return grew
+
+    def _elapsed_ms(self, since: float) -> float:
+        return max(0.0, 1000.0 * (self._infra.monotonic() - since))
+
+
+_QUERY_DEGRADATIONS = {
+    QueryDegradation.TIMEOUT: Degradation.EMBEDDING_TIMEOUT,
+    QueryDegradation.ERROR: Degradation.EMBEDDING_ERROR,
+    QueryDegradation.CIRCUIT_OPEN: Degradation.EMBEDDING_CIRCUIT_OPEN,
+    QueryDegradation.CANCELLED: Degradation.UNKNOWN,
+}

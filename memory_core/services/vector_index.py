@@ -1,0 +1,247 @@
+"""Keeps each agent's vector namespace in step with its claims: warm-up, embedding, cleanup.
+
+The claim store is the authority; vectors are a projection (R-STORE-2). Warm-up checks
+coverage against the store's ready claims and earns a ready certificate (R-VEC-4); the
+embedding drain moves claims pending → vector written → ready by revision CAS, and deletes
+the vector again when the CAS loses (an orphan, R-WRITE-6); forgetting deletes vectors only
+after the authoritative delete committed (R-FORGET-1). With no embedder configured,
+pending claims become `fts_only`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import attrs
+
+from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.domain.errors import (
+    AgentMemoryError,
+    IdentityMismatch,
+    ProviderError,
+    StoreError,
+)
+from memory_core.ports.claims import ClaimStore
+from memory_core.ports.clock import DomainClock
+from memory_core.ports.vectors import ReadyCertificate, VectorStore
+from memory_core.services.gateway import ProviderGateway
+
+__all__ = ["DrainReport", "VectorIndex"]
+
+log = logging.getLogger(__name__)
+
+
+@attrs.frozen(kw_only=True)
+class DrainReport:
+    """What one drain pass did: counts only."""
+
+    embedded: int = 0
+    lost_races: int = 0  # CAS lost: the vector was deleted again
+    fts_only: int = 0  # no embedder: marked fts_only
+    failed: bool = False  # the provider or vector store failed; rows stay pending
+
+
+class VectorIndex:
+    """Per-process manager of ready certificates and the embedding pipeline."""
+
+    def __init__(
+        self,
+        *,
+        store: ClaimStore,
+        vectors: VectorStore | None,
+        gateway: ProviderGateway | None,
+        domain_clock: DomainClock,
+        batch_limit: int = 200,
+    ) -> None:
+        self._store = store
+        self._vectors = vectors
+        self._gateway = gateway
+        self._clock = domain_clock
+        self._batch_limit = batch_limit
+        self._certificates: dict[str, ReadyCertificate] = {}
+        self._config_generation = 1
+
+    @property
+    def enabled(self) -> bool:
+        """Vectors are in play: a vector store and an embedder are both configured."""
+        return (
+            self._vectors is not None
+            and self._gateway is not None
+            and self._gateway.embedding_configured
+        )
+
+    @property
+    def vectors(self) -> VectorStore | None:
+        return self._vectors
+
+    def certificate(self, agent_id: str) -> ReadyCertificate | None:
+        """The agent's certificate if it belongs to the current configuration."""
+        certificate = self._certificates.get(agent_id)
+        if certificate is None or certificate.config_generation != self._config_generation:
+            return None
+        return certificate
+
+    def reconfigure(self) -> None:
+        """The embedding configuration changed: every certificate is void until re-warmed."""
+        self._config_generation += 1
+        self._certificates.clear()
+
+    def invalidate(self, agent_id: str) -> None:
+        """Forget the agent's certificate (clear, retirement, a revision change seen in recall)."""
+        self._certificates.pop(agent_id, None)
+
+    async def warm(
+        self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
+    ) -> ReadyCertificate | None:
+        """Warm the embedder and the agent's namespace; return the certificate or None.
+
+        Failures leave the agent cold (recall runs on FTS and records `vectorCold`); they are
+        logged by type, never raised into a turn.
+        """
+        if not self.enabled:
+            return None
+        assert self._vectors is not None and self._gateway is not None
+        try:
+            identity = await self._gateway.warm(agent_id=agent_id, deadline=deadline, cancel=cancel)
+            ready = self._store.list_ready_ids(agent_id, identity)
+            try:
+                report = await self._vectors.warm(
+                    agent_id,
+                    identity,
+                    ready,
+                    config_generation=self._config_generation,
+                    deadline=deadline,
+                    cancel=cancel,
+                )
+            except IdentityMismatch:
+                # Another model's vectors: never mix them (R-PROV-4). Start the namespace
+                # over and let every claim be embedded again with the current model.
+                await self._vectors.rebuild(agent_id, identity, deadline=deadline, cancel=cancel)
+                self._store.reset_embeddings(agent_id, None, now=self._clock.now())
+                report = await self._vectors.warm(
+                    agent_id,
+                    identity,
+                    (),
+                    config_generation=self._config_generation,
+                    deadline=deadline,
+                    cancel=cancel,
+                )
+            if report.missing_ids:
+                self._store.reset_embeddings(agent_id, report.missing_ids, now=self._clock.now())
+        except AgentMemoryError as exc:
+            log.warning("vector warm-up failed for agent %s: %s", agent_id, type(exc).__name__)
+            self._certificates.pop(agent_id, None)
+            return None
+        self._certificates[agent_id] = report.certificate
+        log.info(
+            "vector warm-up for agent %s: %d vectors, %d orphans deleted, %d to re-embed",
+            agent_id,
+            report.vector_count,
+            report.orphans_deleted,
+            len(report.missing_ids),
+        )
+        return report.certificate
+
+    async def drain(
+        self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
+    ) -> DrainReport:
+        """Embed the agent's pending claims, batch by batch, until none are left or time ends."""
+        now = self._clock.now()
+        if not self.enabled:
+            marked = 0
+            while pending := self._store.list_pending_embeddings(agent_id, limit=self._batch_limit):
+                for claim in pending:
+                    marked += self._store.mark_embedding(
+                        agent_id,
+                        claim.id,
+                        expected_revision=claim.revision,
+                        identity=None,
+                        ready=False,
+                        now=now,
+                    )
+                if len(pending) < self._batch_limit:
+                    break
+            return DrainReport(fts_only=marked)
+        assert self._vectors is not None and self._gateway is not None
+        embedded = lost = 0
+        while not deadline.expired and not cancel.cancelled:
+            pending = self._store.list_pending_embeddings(agent_id, limit=self._batch_limit)
+            if not pending:
+                break
+            try:
+                batch = await self._gateway.embed_batch(
+                    agent_id=agent_id,
+                    texts=[claim.content for claim in pending],
+                    deadline=deadline,
+                    cancel=cancel,
+                )
+                await self._vectors.upsert(
+                    agent_id,
+                    batch.identity,
+                    {
+                        claim.id: vector
+                        for claim, vector in zip(pending, batch.vectors, strict=True)
+                    },
+                    deadline=deadline,
+                    cancel=cancel,
+                )
+            except (ProviderError, StoreError) as exc:
+                log.warning("embedding drain failed for agent %s: %s", agent_id, type(exc).__name__)
+                return DrainReport(embedded=embedded, lost_races=lost, failed=True)
+            losers = [
+                claim.id
+                for claim in pending
+                if not self._store.mark_embedding(
+                    agent_id,
+                    claim.id,
+                    expected_revision=claim.revision,
+                    identity=batch.identity,
+                    ready=True,
+                    now=self._clock.now(),
+                )
+            ]
+            embedded += len(pending) - len(losers)
+            if losers:
+                lost += len(losers)
+                await self.forget(agent_id, losers, deadline=deadline, cancel=cancel)
+            if len(pending) < self._batch_limit:
+                break
+        return DrainReport(embedded=embedded, lost_races=lost)
+
+    async def forget(
+        self,
+        agent_id: str,
+        claim_ids: Sequence[str],
+        *,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> bool:
+        """Delete vectors of claims whose authoritative change already committed.
+
+        A failure is not fatal: without a ready claim the vector is an orphan, never used by
+        recall, and removed at the next warm-up's coverage check (R-VEC-4).
+        """
+        if self._vectors is None or not claim_ids:
+            return True
+        try:
+            await self._vectors.delete(agent_id, claim_ids, deadline=deadline, cancel=cancel)
+        except AgentMemoryError as exc:
+            log.warning("vector delete deferred for agent %s: %s", agent_id, type(exc).__name__)
+            self.invalidate(agent_id)
+            return False
+        return True
+
+    async def drop_agent(
+        self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
+    ) -> bool:
+        """Remove the agent's whole namespace (clear's vector phase, retirement)."""
+        self.invalidate(agent_id)
+        if self._vectors is None:
+            return True
+        try:
+            await self._vectors.drop_agent(agent_id, deadline=deadline, cancel=cancel)
+        except AgentMemoryError as exc:
+            log.warning("vector drop deferred for agent %s: %s", agent_id, type(exc).__name__)
+            return False
+        return True
