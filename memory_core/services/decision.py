@@ -73,10 +73,10 @@ _log = logging.getLogger(__name__)
 
 MAX_NEIGHBOURS = 3
 MAX_DECISION_BATCHES = 2
-_SLOT_PAGE = 200
-# The store has no slot index yet, so holders are found by paging the scope's live claims;
-# bounded so one pathological namespace cannot stall a commit.
-_SLOT_SCAN_LIMIT = 10_000
+_SCAN_PAGE = 200
+# The store has no slot or provenance lookup yet, so slot holders and retired twins are
+# found by paging the scope's rows; bounded so one large namespace cannot stall a commit.
+_SCAN_LIMIT = 10_000
 
 
 @runtime_checkable
@@ -125,6 +125,7 @@ class WriteReport:
     noop: int = 0
     challenged: int = 0
     suppressed: int = 0
+    revivals_deferred: int = 0  # a retired value said again; the port cannot revive it yet
     merged_in_batch: int = 0
     decision_fallbacks: int = 0
     rejected: tuple[tuple[str, int], ...] = ()  # (reason, count), sorted by reason
@@ -147,6 +148,7 @@ class WriteReport:
             "noop": self.noop,
             "challenged": self.challenged,
             "suppressed": self.suppressed,
+            "revivalsDeferred": self.revivals_deferred,
             "mergedInBatch": self.merged_in_batch,
             "decisionFallbacks": self.decision_fallbacks,
             "rejected": dict(self.rejected),
@@ -173,6 +175,7 @@ class _Tally:
         self.rejected: Counter[str] = Counter()
         self.drafts: list[str] = []
         self.updated = self.noop = self.challenged = self.suppressed = 0
+        self.revivals_deferred = 0
 
     def record(self, outcome: InsertOutcome) -> None:
         if outcome.status is InsertStatus.SUPPRESSED:
@@ -329,6 +332,8 @@ class DecisionService:
                 tally.noop += 1
             elif action in (DecisionAction.UPDATE, DecisionAction.SUPERSEDE):
                 assert write.target is not None
+                if self._is_revival(self._scan(context, write.draft)[1], tally):
+                    continue
                 retired = self._retire(context, write.target, write.draft, tally)
                 if retired is _Retired.MOVED:
                     tally.noop += 1  # a concurrent update won; the next pass decides again
@@ -349,6 +354,7 @@ class DecisionService:
             noop=tally.noop,
             challenged=tally.challenged,
             suppressed=tally.suppressed,
+            revivals_deferred=tally.revivals_deferred,
             merged_in_batch=plan.merged_in_batch,
             decision_fallbacks=plan.decision_fallbacks,
             rejected=tuple(sorted(tally.rejected.items())),
@@ -386,9 +392,11 @@ class DecisionService:
         """A slot holds one value: the candidate retires every live holder of its slot in
         its scope (normally one; later ones the store links to the same successor, which
         it finds as DUPLICATE), or is inserted when there is none."""
-        assert draft.slot is not None
+        holders, twin = self._scan(context, draft)
+        if holders and self._is_revival(twin, tally):
+            return
         retired_any = False
-        for holder in self._slot_holders(context, draft.slot):
+        for holder in holders:
             retired = self._retire(context, holder, draft, tally)
             if retired is _Retired.STOPPED:
                 return
@@ -396,27 +404,48 @@ class DecisionService:
         if not retired_any:
             self._insert_all(context, [draft], tally)
 
-    def _slot_holders(self, context: WriteContext, slot: str) -> list[Claim]:
+    def _is_revival(self, twin: Claim | None, tally: _Tally) -> bool:
+        """The draft repeats a retired row ("I live in Paris" again after Berlin). The store
+        would answer the supersede with that retired row and point the live head at it —
+        leaving neither live. Without a revive operation on the port, the head stays and
+        the case is counted."""
+        if twin is None:
+            return False
+        tally.revivals_deferred += 1
+        if twin.id not in tally.duplicates:
+            tally.duplicates.append(twin.id)
+        _log.info("decision: revival of retired claim %s deferred", twin.id)
+        return True
+
+    def _scan(self, context: WriteContext, draft: ClaimDraft) -> tuple[list[Claim], Claim | None]:
+        """One bounded pass over the scope's rows (retired ones included): the live holders
+        of the draft's slot, newest first, and a retired row with the draft's identity."""
+        identity = (draft.kind, canonical_content(draft.content))
         holders: list[Claim] = []
+        twin: Claim | None = None
         after: str | None = None
         seen = 0
-        while seen < _SLOT_SCAN_LIMIT:
+        while seen < _SCAN_LIMIT:
             page = self._store.list_claims(
                 context.agent_id,
                 scope_filter=ScopeFilter(scopes=(context.scope,)),
-                limit=_SLOT_PAGE,
+                include_inactive=True,
+                limit=_SCAN_PAGE,
                 after_id=after,
             )
-            holders += [
-                claim
-                for claim in page
-                if claim.slot == slot and claim.scope == context.scope and claim.is_recallable
-            ]
+            for claim in page:
+                if claim.scope != context.scope:
+                    continue
+                if claim.is_recallable:
+                    if draft.slot is not None and claim.slot == draft.slot:
+                        holders.append(claim)
+                elif twin is None and (claim.kind, claim.canonical_content) == identity:
+                    twin = claim
             seen += len(page)
-            if len(page) < _SLOT_PAGE:
+            if len(page) < _SCAN_PAGE:
                 break
             after = page[-1].id
-        return holders  # newest first, as listed
+        return holders, twin
 
     def _insert_all(self, context: WriteContext, drafts: list[ClaimDraft], tally: _Tally) -> None:
         if not drafts:

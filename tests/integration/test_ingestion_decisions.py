@@ -333,3 +333,20 @@ def test_slotted_candidates_skip_the_model(store: ApswClaimStore, clock: ManualC
     )
     assert provider.requests == [] and neighbours.calls == 0
     assert report.superseded[0][0] == old.id
+
+
+def test_returning_to_a_retired_value_never_leaves_the_slot_without_a_live_claim(
+    store: ApswClaimStore, clock: ManualClock
+) -> None:
+    """R-LINEAGE-1, R-SCOPE-3: Paris → Berlin → Paris. The store's supersede would point
+    Berlin at the retired Paris row (a cycle, nothing live); the decision step refuses
+    that, keeps Berlin current and counts the deferred revival."""
+    service = DecisionService(store)
+    paris = CandidateClaim(content="The user lives in Paris.", slot="user.home_city")
+    berlin = CandidateClaim(content="The user lives in Berlin.", slot="user.home_city")
+    _decide(service, clock, paris)
+    (berlin_id,) = _decide(service, clock, berlin).stored_ids
+    report = _decide(service, clock, paris)
+    assert report.revivals_deferred == 1 and report.superseded == ()
+    assert _live(store) == {"The user lives in Berlin."}
+    assert store.get(AGENT, berlin_id).superseded_by is None
