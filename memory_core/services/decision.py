@@ -264,7 +264,13 @@ class DecisionService:
             return len(indexes)
         pending: list[tuple[int, tuple[Claim, ...]]] = []
         for position, index in enumerate(indexes):
+            draft = writes[index].draft
             neighbours = _same_scope(context, found[position] if position < len(found) else ())
+            if any(
+                (claim.kind, claim.canonical_content) == (draft.kind, draft.content)
+                for claim in neighbours
+            ):
+                continue  # an exact replay: the store answers DUPLICATE without asking anyone
             if neighbours:  # no neighbour: nothing to decide against, plain ADD
                 pending.append((index, neighbours))
         batches = [

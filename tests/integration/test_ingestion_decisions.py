@@ -350,3 +350,11 @@ def test_returning_to_a_retired_value_never_leaves_the_slot_without_a_live_claim
     assert report.revivals_deferred == 1 and report.superseded == ()
     assert _live(store) == {"The user lives in Berlin."}
     assert store.get(AGENT, berlin_id).superseded_by is None
+
+
+def test_exact_replay_skips_the_model(store: ApswClaimStore, clock: ManualClock) -> None:
+    """§7.4: an exact provenance hit is a duplicate no-op; no decision call is spent on it."""
+    existing = _seed(store, "The user likes tea.")
+    service, provider, _ = _llm(store, clock)
+    report = _decide(service, clock, CandidateClaim(content="The user likes tea."))
+    assert provider.requests == [] and report.duplicate_ids == (existing.id,)
