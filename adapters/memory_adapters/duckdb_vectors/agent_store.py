@@ -22,7 +22,7 @@ from memory_core.ports.vectors import ReadyCertificate
 
 from .guard import AbortFlag
 from .matrix import ResidentMatrix
-from .validation import unit_rows
+from .validation import unit_rows, usable_rows
 
 __all__ = ["AgentStore"]
 
@@ -117,15 +117,10 @@ class AgentStore:
             if not ids:
                 continue
             rows = _stack(page["embedding"], self.identity.dim)
-            with np.errstate(over="ignore", invalid="ignore"):
-                norms = np.linalg.norm(rows.astype(np.float64), axis=1)
-            usable = np.isfinite(rows).all(axis=1) & np.isfinite(norms) & (norms > 0)
+            usable = usable_rows(rows)
             unusable.extend(ids[i] for i in np.flatnonzero(~usable))
             keep = np.flatnonzero(usable)
-            matrix.upsert(
-                [ids[i] for i in keep],
-                (rows[keep] / norms[keep, None]).astype(np.float32),
-            )
+            matrix.upsert([ids[i] for i in keep], unit_rows(rows[keep]))
         return matrix, unusable
 
     def _insert_registered(self, ids: list[str], rows: np.ndarray) -> None:

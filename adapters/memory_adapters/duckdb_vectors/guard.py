@@ -19,6 +19,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable
+from concurrent.futures import Executor
 from typing import TypeVar
 
 import duckdb
@@ -117,6 +118,40 @@ class NativeGuard:
         reason = "cancelled" if cancel.cancelled else "deadline"
         await self._stop(settled, abort, interrupt, what)
         return self._outcome(settled, what, reason)
+
+    async def run_pooled(
+        self,
+        executor: Executor,
+        work: Callable[[], T],
+        *,
+        what: str,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> T:
+        """`work()` on a long-lived pool thread, for work that cannot hang but cannot be
+        interrupted either (numpy scans: bounded by memory bandwidth). A persistent thread
+        matters: BLAS sets itself up per calling thread, ~4 ms on first use. Past the
+        deadline, or once cancelled, the caller stops waiting and the result is dropped."""
+        cancel.raise_if_cancelled()
+        deadline.raise_if_expired(what)
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(executor, work)
+        woken = asyncio.Event()
+        unregister = cancel.on_cancel(lambda: loop.call_soon_threadsafe(woken.set))
+        wake = asyncio.ensure_future(woken.wait())
+        try:
+            await asyncio.wait(
+                {future, wake}, timeout=deadline.remaining(), return_when="FIRST_COMPLETED"
+            )
+        finally:
+            unregister()
+            wake.cancel()
+        if future.done():
+            return future.result()
+        future.cancel()  # dropped if still queued; a running scan just finishes unseen
+        if cancel.cancelled:
+            raise OperationCancelled(f"vector store call {what} was cancelled")
+        raise DeadlineExceeded(f"vector store call {what} exceeded its deadline")
 
     async def _stop(
         self,

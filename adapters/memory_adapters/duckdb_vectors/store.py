@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
@@ -44,7 +45,7 @@ ORPHAN_PAGE = 512
 DELETE_PAGE = 512
 # Below this many bytes a scan takes well under a millisecond: run it inline rather than
 # paying for a worker thread.
-INLINE_SCAN_BYTES = 8 << 20
+INLINE_SCAN_BYTES = 16 << 20
 
 
 class DuckDBVectorStore:
@@ -77,6 +78,7 @@ class DuckDBVectorStore:
             migration_page_rows=migration_page_rows,
             on_step=on_step,
         )
+        self._scans: ThreadPoolExecutor | None = None
 
     @classmethod
     def in_memory(cls, clock: InfraClock, *, grace_seconds: float = 30.0) -> DuckDBVectorStore:
@@ -305,6 +307,14 @@ class DuckDBVectorStore:
 
     async def aclose(self) -> None:
         await self._agents.close_all()
+        if self._scans is not None:
+            self._scans.shutdown(wait=False, cancel_futures=True)
+
+    def _scan_pool(self) -> ThreadPoolExecutor:
+        # One scan at a time: parallel scans would only share the same memory bandwidth.
+        if self._scans is None:
+            self._scans = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-scan")
+        return self._scans
 
     def _certified(self, agent_id: str, certificate: ReadyCertificate) -> ResidentMatrix:
         agent = self._agents.get(agent_id)
@@ -336,10 +346,9 @@ class DuckDBVectorStore:
         if matrix.nbytes() * max(1, len(queries)) <= INLINE_SCAN_BYTES:
             answers = matrix.top_k(queries, top_k, exclude=exclude)
         else:
-            # numpy cannot be interrupted, but it never hangs: a scan is bounded by memory
-            # bandwidth, so the guard only keeps the event loop free.
-            answers = await self._agents.guard.run(
-                lambda abort: matrix.top_k(queries, top_k, exclude=exclude),
+            answers = await self._agents.guard.run_pooled(
+                self._scan_pool(),
+                lambda: matrix.top_k(queries, top_k, exclude=exclude),
                 what=what,
                 deadline=deadline,
                 cancel=cancel,

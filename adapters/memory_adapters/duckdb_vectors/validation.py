@@ -13,7 +13,7 @@ import numpy as np
 
 from memory_core.domain.errors import ValidationError
 
-__all__ = ["as_query_matrix", "as_rows", "unit_rows"]
+__all__ = ["as_query_matrix", "as_rows", "unit_rows", "usable_rows"]
 
 MAX_CLAIM_ID_LENGTH = 512
 # Integers and floats; strings of digits and booleans are not vectors.
@@ -52,9 +52,28 @@ def as_query_matrix(
 
 
 def unit_rows(rows: np.ndarray) -> np.ndarray:
-    """Rows scaled to length one (norms in float64 so tiny components don't underflow)."""
-    norms = np.linalg.norm(rows.astype(np.float64, copy=False), axis=1, keepdims=True)
-    return (rows / norms).astype(np.float32, copy=False)
+    """Finite, non-zero rows scaled to length one.
+
+    Each row is first divided by its largest magnitude, so squaring neither overflows nor
+    underflows in float32 and the sum of squares is at least 1.
+    """
+    scaled = rows / _peaks(rows)[:, None]
+    norms = np.sqrt(np.einsum("ij,ij->i", scaled, scaled))[:, None]
+    return (scaled / norms).astype(np.float32, copy=False)
+
+
+def usable_rows(rows: np.ndarray) -> np.ndarray:
+    """Per row: finite everywhere and not all zero (what `unit_rows` needs)."""
+    peaks = _peaks(rows)
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(peaks) & (peaks > 0)
+
+
+def _peaks(rows: np.ndarray) -> np.ndarray:
+    # Largest magnitude per row, without an |rows| temporary; NaN and inf propagate.
+    if rows.shape[1] == 0:
+        return np.zeros(len(rows), dtype=rows.dtype)
+    return np.maximum(rows.max(axis=1), -rows.min(axis=1))
 
 
 def _bulk(vectors: list[Sequence[float]], dim: int) -> np.ndarray | None:
@@ -62,17 +81,19 @@ def _bulk(vectors: list[Sequence[float]], dim: int) -> np.ndarray | None:
     if not vectors:
         return np.empty((0, dim), dtype=np.float32)
     try:
-        values = np.asarray(vectors)
+        if all(isinstance(v, np.ndarray) and v.dtype.kind in _NUMERIC for v in vectors):
+            # Rows that are already numeric arrays: skip numpy's slow per-item dtype discovery.
+            with np.errstate(over="ignore", invalid="ignore"):
+                values = np.array(vectors, dtype=np.float32)
+        else:
+            values = np.asarray(vectors)
     except (TypeError, ValueError):
         return None
     if values.ndim != 2 or values.shape[1] != dim or values.dtype.kind not in _NUMERIC:
         return None
     with np.errstate(over="ignore", invalid="ignore"):
-        rows = values.astype(np.float32)
-    norms = np.linalg.norm(rows.astype(np.float64), axis=1)
-    if not (np.isfinite(rows).all() and np.isfinite(norms).all() and (norms > 0).all()):
-        return None
-    return rows
+        rows = values.astype(np.float32, copy=False)  # `values` is always a fresh array
+    return rows if usable_rows(rows).all() else None
 
 
 def _checked(vector: Sequence[float], dim: int, field: str) -> np.ndarray:
@@ -92,7 +113,6 @@ def _checked(vector: Sequence[float], dim: int, field: str) -> np.ndarray:
         stored = row.astype(np.float32)
     if not np.isfinite(stored).all():
         raise ValidationError(field, "must contain only finite numbers")
-    norm = float(np.linalg.norm(stored.astype(np.float64)))
-    if norm == 0.0 or not np.isfinite(norm):
+    if not np.abs(stored).max() > 0:
         raise ValidationError(field, "must not be a zero vector")
     return stored

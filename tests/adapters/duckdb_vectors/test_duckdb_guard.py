@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import duckdb
 import pytest
@@ -246,3 +247,49 @@ def test_library_errors_become_domain_errors(clock: ManualClock) -> None:
         assert "ConversionException" in str(raised.value)
 
     asyncio.run(scenario())
+
+
+def test_pooled_work_returns_its_result_or_stops_waiting_at_the_deadline_or_cancel(
+    clock: ManualClock,
+) -> None:
+    """R-VEC-3: an uninterruptible scan never holds the caller past its deadline or cancel."""
+    guard = NativeGuard(grace_seconds=1.0)
+    release = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=1)
+    token = CancellationToken()
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        assert (
+            await guard.run_pooled(
+                pool,
+                lambda: "scanned",
+                what="scan",
+                deadline=Deadline.after(clock, 5),
+                cancel=CancellationToken(),
+            )
+            == "scanned"
+        )
+        with pytest.raises(DeadlineExceeded):
+            await guard.run_pooled(
+                pool,
+                lambda: release.wait(30),
+                what="scan",
+                deadline=Deadline.after(clock, 0.02),
+                cancel=CancellationToken(),
+            )
+        loop.call_later(0.02, token.cancel)
+        with pytest.raises(OperationCancelled):
+            await guard.run_pooled(
+                pool,
+                lambda: release.wait(30),
+                what="scan",
+                deadline=Deadline.after(clock, 30),
+                cancel=token,
+            )
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        release.set()
+        pool.shutdown(wait=True)
