@@ -48,6 +48,9 @@ class AsyncioScheduler:
     def make_lock(self) -> asyncio.Lock:
         return asyncio.Lock()
 
+    async def yield_now(self) -> None:
+        await asyncio.sleep(0)
+
     @property
     def pending(self) -> int:
         """Tasks spawned and not yet settled."""

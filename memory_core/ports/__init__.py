@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from memory_core.ports.claims import ClaimStore
 from memory_core.ports.clock import DomainClock, InfraClock
+from memory_core.ports.cursor import CursorStore
 from memory_core.ports.extraction import Extractor
 from memory_core.ports.providers import EmbeddingProvider, TextProvider
+from memory_core.ports.scheduler import TaskScheduler
 from memory_core.ports.secrets import SecretPolicy
 from memory_core.ports.tape import (
     IngestionProjection,
@@ -20,6 +22,7 @@ from memory_core.ports.vectors import VectorStore
 
 __all__ = [
     "ClaimStore",
+    "CursorStore",
     "DomainClock",
     "EmbeddingProvider",
     "Extractor",
@@ -29,6 +32,7 @@ __all__ = [
     "TapeAnchorWriter",
     "TapeInspectionReader",
     "TapeRawEntryReader",
+    "TaskScheduler",
     "TextProvider",
     "VectorStore",
 ]

@@ -64,3 +64,8 @@ class TaskScheduler(Protocol):
     def make_lock(self) -> AsyncLock:
         """A new lock usable by work on this scheduler's loop."""
         ...
+
+    async def yield_now(self) -> None:
+        """Let other work on the loop run before continuing: long jobs (an agent clear)
+        call it between batches so a turn is never starved (R-FORGET-3)."""
+        ...

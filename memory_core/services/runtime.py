@@ -1,0 +1,301 @@
+"""MemoryRuntime: one session's memory — the turn contribution, its placement and its reuse.
+
+Per turn (R-READ-1/5/7, R-HOST-1): retrieval for the injection purpose, the working
+projection, the active directives, one allocator-driven assembly, access accounting for
+exactly the ids that entered the prompt (once per (session, message)), and the manifest
+persisted as a `memory/view_assembled` anchor. A refresh or context-pressure recovery of the
+same message reuses that contribution: no second retrieval, accounting or anchor.
+
+Fail-open: any failure inside returns an empty contribution with the failure recorded, so
+the host's turn proceeds; the host surface adds a hard timer around this call. The runtime
+never sees or rewrites the host's system prompt — it returns text the host prepends to the
+user's own message.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from enum import StrEnum
+
+import attrs
+
+from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.domain.directives import DirectiveStatus
+from memory_core.domain.errors import AgentMemoryError
+from memory_core.domain.manifest import (
+    Degradation,
+    DroppedItem,
+    DropReason,
+    SelectionManifest,
+)
+from memory_core.domain.scope import ScopeContext, ScopeFilter
+from memory_core.ports.claims import ClaimStore
+from memory_core.ports.clock import DomainClock, InfraClock
+from memory_core.ports.tape import Anchor, AnchorKind, TapeAnchorWriter
+from memory_core.services.contribution import ContributionRequest, RecalledMemory, assemble
+from memory_core.services.ingestion import IngestionRuntime
+from memory_core.services.ingestion_types import IngestionReport, SessionKind, TurnOutcome
+from memory_core.services.projections import project_working
+from memory_core.services.retrieval import RetrievalPurpose, RetrievalRequest, RetrievalService
+from memory_core.settings import MemorySettings
+
+__all__ = ["ContributionOutcome", "MemoryRuntime", "TurnContribution", "place"]
+
+log = logging.getLogger(__name__)
+
+_JOIN = "\n\n"
+_REUSE_CACHE_TURNS = 128  # per session; enough for retries and refreshes of recent turns
+_WORKING_SOURCE_LIMIT = 200  # newest agent-scope claims the working projection considers
+
+
+class ContributionOutcome(StrEnum):
+    ASSEMBLED = "assembled"
+    EMPTY = "empty"  # nothing to contribute
+    REUSED = "reused"  # a refresh of a turn already prepared
+    FAILED_OPEN = "failedOpen"  # something failed; the turn proceeds without memory
+
+
+@attrs.frozen(kw_only=True)
+class TurnContribution:
+    """What a host gets for one turn: texts to prepend, the manifest, the anchor id."""
+
+    memory_text: str | None
+    directive_text: str | None
+    manifest: SelectionManifest
+    anchor_id: str | None
+    outcome: ContributionOutcome
+
+    @property
+    def text(self) -> str | None:
+        parts = [part for part in (self.memory_text, self.directive_text) if part]
+        return _JOIN.join(parts) if parts else None
+
+    @classmethod
+    def empty(
+        cls, outcome: ContributionOutcome, degradations: tuple[Degradation, ...] = ()
+    ) -> TurnContribution:
+        return cls(
+            memory_text=None,
+            directive_text=None,
+            manifest=SelectionManifest(degradations=degradations),
+            anchor_id=None,
+            outcome=outcome,
+        )
+
+
+def place(contribution: TurnContribution | None, user_text: str) -> str:
+    """The user message with memory prepended; the user's own words stay last (R-READ-7)."""
+    text = contribution.text if contribution is not None else None
+    return f"{text}{_JOIN}{user_text}" if text else user_text
+
+
+class MemoryRuntime:
+    """Created per session by the MemoryService; cheap, holds only per-session state."""
+
+    def __init__(
+        self,
+        *,
+        agent_id: str,
+        session_id: str,
+        kind: SessionKind,
+        store: ClaimStore,
+        retrieval: RetrievalService,
+        anchors: TapeAnchorWriter | None,
+        domain_clock: DomainClock,
+        infra_clock: InfraClock,
+        settings: MemorySettings,
+        ingestion: IngestionRuntime | None = None,
+    ) -> None:
+        self.agent_id = agent_id
+        self.session_id = session_id
+        self.kind = SessionKind(kind)
+        self._store = store
+        self._retrieval = retrieval
+        self._anchors = anchors
+        self._clock = domain_clock
+        self._infra = infra_clock
+        self._settings = settings
+        self._turns: OrderedDict[str, TurnContribution] = OrderedDict()
+        self._ingestion = ingestion
+
+    # --- write side: terminal ingestion (R-WRITE-1/2/3) --------------------------------------
+    def after_turn_settled(self, turn: TurnOutcome) -> bool:
+        """Report a settled turn. Extraction, if admitted, runs in the background: this
+        returns at once (R-WRITE-1). False when nothing was scheduled (subagent session,
+        thrown turn, thresholds not met, no extractor configured)."""
+        if self._ingestion is None:
+            return False
+        return self._ingestion.after_turn_settled(turn) is not None
+
+    async def fork(self, *, source_session_id: str, up_to_order_seq: int) -> int:
+        """This session was forked from `source_session_id`: seed the cursor so only the
+        unprocessed tail is extracted (R-WRITE-3). Returns the seeded cursor."""
+        if self._ingestion is None:
+            return 0
+        return await self._ingestion.fork(
+            source_session_id=source_session_id, up_to_order_seq=up_to_order_seq
+        )
+
+    def invalidate_from(self, order_seq: int) -> int:
+        """Messages from `order_seq` on were edited, deleted or retried (R-WRITE-3)."""
+        self._turns.clear()
+        return self._ingestion.invalidate_from(order_seq) if self._ingestion else 0
+
+    @property
+    def last_ingestion(self) -> IngestionReport | None:
+        return self._ingestion.last_report if self._ingestion else None
+
+    async def drain(self) -> None:
+        """Until background extraction of this session has settled."""
+        if self._ingestion is not None:
+            await self._ingestion.drain()
+
+    def close(self) -> None:
+        """Refuse new turns and fence work in flight; `drain` waits for it to stop."""
+        if self._ingestion is not None:
+            self._ingestion.close()
+
+    # --- read side ------------------------------------------------------------------------
+    def contribution_for(self, message_id: str) -> TurnContribution | None:
+        """The contribution already prepared for `message_id`, if any (refresh/recovery)."""
+        return self._turns.get(message_id)
+
+    async def prepare_turn(
+        self,
+        message_id: str,
+        user_text: str,
+        *,
+        deadline: Deadline | None = None,
+        cancel: CancellationToken | None = None,
+        budget_tokens: int | None = None,
+    ) -> TurnContribution:
+        """The contribution for the user message `message_id`, prepared at most once.
+
+        A second call for the same message (tool/skill refresh, context-pressure recovery,
+        retry) returns the first result unchanged: no retrieval, no accounting, no anchor.
+        """
+        cached = self._turns.get(message_id)
+        if cached is not None:
+            return attrs.evolve(cached, outcome=ContributionOutcome.REUSED)
+        deadline = deadline or Deadline.after(
+            self._infra, self._settings.prepare_turn_deadline_ms / 1000
+        )
+        cancel = cancel or CancellationToken()
+        try:
+            turn = await self._assemble(message_id, user_text, budget_tokens, deadline, cancel)
+        except AgentMemoryError as exc:
+            # Fail open (R-READ-1): the reply matters more than the memory block.
+            log.warning(
+                "prepare_turn failed open for agent %s: %s", self.agent_id, type(exc).__name__
+            )
+            return TurnContribution.empty(ContributionOutcome.FAILED_OPEN, (Degradation.UNKNOWN,))
+        self._remember(message_id, turn)
+        return turn
+
+    async def _assemble(
+        self,
+        message_id: str,
+        user_text: str,
+        budget_tokens: int | None,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> TurnContribution:
+        started = self._infra.monotonic()
+        now = self._clock.now()
+        result = await self._retrieval.retrieve(
+            RetrievalRequest(
+                agent_id=self.agent_id,
+                query=user_text,
+                purpose=RetrievalPurpose.INJECTION,
+                context=ScopeContext(session_id=self.session_id),
+            ),
+            deadline=deadline,
+            cancel=cancel,
+        )
+        working = project_working(
+            self._store.list_claims(
+                self.agent_id, scope_filter=ScopeFilter.agent_only(), limit=_WORKING_SOURCE_LIMIT
+            ),
+            now=now,
+            budget_tokens=self._settings.working_ceiling_tokens,
+        )
+        in_working = {entry.id for entry in working.entries}
+        # A fact already shown in working memory is not paid for twice.
+        recalled = [item for item in result.items if item.claim.id not in in_working]
+        repeated = tuple(
+            DroppedItem(id=item.claim.id, kind=item.claim.kind, reason=DropReason.DUPLICATE)
+            for item in result.items
+            if item.claim.id in in_working
+        )
+        directives = self._store.list_directives(self.agent_id, status=DirectiveStatus.ACTIVE)
+        assembly_started = self._infra.monotonic()
+        contribution = assemble(
+            ContributionRequest(
+                total_budget=budget_tokens or self._settings.contribution_budget_tokens,
+                recalled=tuple(RecalledMemory.from_scored(item) for item in recalled),
+                working=working.text,
+                directives=tuple(directives),
+                query_hash=result.query_hash,
+                degradations=tuple(
+                    d for d in result.degradations if d is not Degradation.VECTOR_COLD
+                ),
+                prior_drops=(*result.dropped, *repeated),
+            ),
+            settings=self._settings,
+        )
+        retrieval_timings = result.diagnostics.timings
+        manifest = attrs.evolve(
+            contribution.manifest,
+            timings=attrs.evolve(
+                retrieval_timings,
+                assembly=retrieval_timings.assembly
+                + 1000.0 * (self._infra.monotonic() - assembly_started),
+                total=1000.0 * (self._infra.monotonic() - started),
+            ),
+        )
+        selected = [item.id for item in manifest.selected]
+        if selected:
+            # Only ids that entered the prompt are counted (R-READ-7), once per message.
+            self._store.record_access(self.agent_id, selected, now=now)
+        anchor_id = await self._append_anchor(message_id, manifest, deadline, cancel)
+        outcome = ContributionOutcome.ASSEMBLED if contribution.text else ContributionOutcome.EMPTY
+        return TurnContribution(
+            memory_text=contribution.memory_text,
+            directive_text=contribution.directive_text,
+            manifest=manifest,
+            anchor_id=anchor_id,
+            outcome=outcome,
+        )
+
+    async def _append_anchor(
+        self,
+        message_id: str,
+        manifest: SelectionManifest,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> str | None:
+        if self._anchors is None or manifest.is_empty:
+            return None
+        try:
+            return await self._anchors.append(
+                Anchor(
+                    kind=AnchorKind.VIEW_ASSEMBLED,
+                    agent_id=self.agent_id,
+                    session_id=self.session_id,
+                    message_id=message_id,
+                    payload={"manifest": manifest.to_json()},
+                ),
+                deadline=deadline,
+                cancel=cancel,
+            )
+        except AgentMemoryError as exc:
+            log.warning(
+                "view anchor not written for agent %s: %s", self.agent_id, type(exc).__name__
+            )
+            return None
+
+    def _remember(self, message_id: str, turn: TurnContribution) -> None:
+        self._turns[message_id] = turn
+        while len(self._turns) > _REUSE_CACHE_TURNS:
+            self._turns.popitem(last=False)
