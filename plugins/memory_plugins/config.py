@@ -55,6 +55,7 @@ T = TypeVar("T")
 # The embedded, offline default per family (R-HOST-2); None means "not used unless chosen".
 DEFAULT_PLUGINS: Mapping[str, str | None] = {
     "claim_store": "sqlite",
+    "cursor_store": "sqlite",
     "vector_store": "duckdb",
     "embedding_provider": "local-minilm",
     "text_provider": None,

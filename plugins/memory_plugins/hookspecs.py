@@ -38,6 +38,7 @@ PORT_FAMILIES: dict[str, str] = {
     "tape": "agent_memory_register_tapes",
     "clock": "agent_memory_register_clocks",
     "secret_policy": "agent_memory_register_secret_policies",
+    "cursor_store": "agent_memory_register_cursor_stores",
 }
 
 
@@ -79,3 +80,8 @@ def agent_memory_register_clocks(register: RegisterCallback) -> None:
 @hookspec
 def agent_memory_register_secret_policies(register: RegisterCallback) -> None:
     """Register `SecretPolicy` factories."""
+
+
+@hookspec
+def agent_memory_register_cursor_stores(register: RegisterCallback) -> None:
+    """Register `CursorStore` factories (per-session extraction cursors)."""

@@ -23,6 +23,7 @@ from memory_core.domain.errors import (
 )
 from memory_core.ports.claims import ClaimStore
 from memory_core.ports.clock import DomainClock, InfraClock
+from memory_core.ports.cursor import CursorStore
 from memory_core.ports.extraction import Extractor
 from memory_core.ports.providers import EmbeddingProvider, TextProvider
 from memory_core.ports.secrets import SecretPolicy
@@ -53,6 +54,7 @@ LOCAL_DISTRIBUTION = "<local>"
 # business time, monotonic time or both; a tape must at least be readable.
 FAMILY_PORTS: Mapping[str, tuple[type, ...]] = {
     "claim_store": (ClaimStore,),
+    "cursor_store": (CursorStore,),
     "vector_store": (VectorStore,),
     "embedding_provider": (EmbeddingProvider,),
     "text_provider": (TextProvider,),
@@ -156,6 +158,9 @@ class PluginRegistry:
     # --- typed helpers: what the composition root calls --------------------------------
     def create_claim_store(self, name: str, context: FactoryContext) -> ClaimStore:
         return self._create_as("claim_store", name, context, ClaimStore)
+
+    def create_cursor_store(self, name: str, context: FactoryContext) -> CursorStore:
+        return self._create_as("cursor_store", name, context, CursorStore)
 
     def create_vector_store(self, name: str, context: FactoryContext) -> VectorStore:
         return self._create_as("vector_store", name, context, VectorStore)

@@ -56,6 +56,18 @@ def _v1(conn: apsw.Connection) -> None:
     )
 
 
+def _v2(conn: apsw.Connection) -> None:
+    # Extraction cursors live beside the claims they produced, so a crash can never leave a
+    # cursor ahead of the claims it vouches for in another file.
+    conn.execute(
+        """CREATE TABLE agent_memory_cursor (
+             session_id TEXT PRIMARY KEY CHECK (length(session_id) BETWEEN 1 AND 256),
+             order_seq INTEGER NOT NULL CHECK (order_seq >= 0),
+             updated_at INTEGER NOT NULL CHECK (updated_at >= 0)
+           ) WITHOUT ROWID"""
+    )
+
+
 @attrs.frozen(kw_only=True)
 class Migration:
     version: int
@@ -69,6 +81,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         description="claims, directives, lineage, tombstones, dirty, clear jobs, audit, FTS5",
         apply=_v1,
     ),
+    Migration(version=2, description="per-session extraction cursors", apply=_v2),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 
