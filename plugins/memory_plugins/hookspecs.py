@@ -18,6 +18,7 @@ load time; nothing calls them on the hot path.
 from __future__ import annotations
 
 from collections.abc import Callable
+
 import pluggy
 
 __all__ = ["PORT_FAMILIES", "PROJECT_NAME", "RegisterCallback", "hookimpl", "hookspec"]
