@@ -27,7 +27,8 @@ _unit = [attrs.validators.ge(0.0), attrs.validators.le(1.0)]
 class MemorySettings:
     # --- contribution budget (R-READ-5) -----------------------------------------------
     contribution_budget_tokens: int = attrs.field(
-        default=1_200, validator=[attrs.validators.ge(64), attrs.validators.le(8_000)],
+        default=1_200,
+        validator=[attrs.validators.ge(64), attrs.validators.le(8_000)],
         metadata=_doc("Total tokens of one turn's memory + directive contribution (64..8000)."),
     )
     directive_ceiling_tokens: int = attrs.field(
@@ -49,16 +50,19 @@ class MemorySettings:
         default=480, validator=_non_negative, metadata=_doc("Most tokens working memory may take.")
     )
     recall_reservation_tokens: int = attrs.field(
-        default=256, validator=_non_negative,
+        default=256,
+        validator=_non_negative,
         metadata=_doc("Tokens reserved for query-recalled memories before borrowing."),
     )
     # --- retrieval (R-READ-4, R-READ-8) ------------------------------------------------
     top_k: int = attrs.field(
-        default=6, validator=[_positive, attrs.validators.le(100)],
+        default=6,
+        validator=[_positive, attrs.validators.le(100)],
         metadata=_doc("Memories recalled per query (1..100)."),
     )
     rrf_k: int = attrs.field(
-        default=60, validator=[_positive, attrs.validators.le(1_000)],
+        default=60,
+        validator=[_positive, attrs.validators.le(1_000)],
         metadata=_doc("Reciprocal-rank-fusion constant."),
     )
     weight_similarity: float = attrs.field(
@@ -80,10 +84,13 @@ class MemorySettings:
         default=60.0, validator=_positive, metadata=_doc("Recency half-life of reflections.")
     )
     similarity_threshold: float = attrs.field(
-        default=0.2, validator=_unit, metadata=_doc("Vector hits below this similarity are dropped.")
+        default=0.2,
+        validator=_unit,
+        metadata=_doc("Vector hits below this similarity are dropped."),
     )
     refill_growth: int = attrs.field(
-        default=4, validator=attrs.validators.ge(2),
+        default=4,
+        validator=attrs.validators.ge(2),
         metadata=_doc("Geometric growth of a source's candidate limit on refill."),
     )
     candidate_cap_per_source: int = attrs.field(
@@ -91,30 +98,38 @@ class MemorySettings:
     )
     # --- temporal policy (R-TIME-3) ----------------------------------------------------
     temporal_hard_filter_confidence: float = attrs.field(
-        default=0.8, validator=_unit,
+        default=0.8,
+        validator=_unit,
         metadata=_doc("States resolved at least this confidently are filtered when out of window."),
     )
     temporal_uncertain_factor: float = attrs.field(
-        default=0.65, validator=_unit,
+        default=0.65,
+        validator=_unit,
         metadata=_doc("Score factor of an out-of-window state resolved with low confidence."),
     )
     # --- provider gateway (R-PROV-1, R-PROV-2) -----------------------------------------
     query_deadline_floor_ms: int = attrs.field(
-        default=800, validator=_positive, metadata=_doc("Lower clamp of the query-embedding deadline.")
+        default=800,
+        validator=_positive,
+        metadata=_doc("Lower clamp of the query-embedding deadline."),
     )
     query_deadline_ceiling_ms: int = attrs.field(
-        default=2_000, validator=_positive,
+        default=2_000,
+        validator=_positive,
         metadata=_doc("Upper clamp; also the relaxed deadline after a miss."),
     )
     latency_smoothing: float = attrs.field(
         default=0.25, validator=_unit, metadata=_doc("EWMA factor of observed embedding latency.")
     )
     latency_headroom: float = attrs.field(
-        default=1.75, validator=attrs.validators.ge(1.0),
+        default=1.75,
+        validator=attrs.validators.ge(1.0),
         metadata=_doc("Multiplier from smoothed latency to deadline."),
     )
     breaker_failure_threshold: int = attrs.field(
-        default=2, validator=_positive, metadata=_doc("Failures within the window that open the breaker.")
+        default=2,
+        validator=_positive,
+        metadata=_doc("Failures within the window that open the breaker."),
     )
     breaker_window_seconds: float = attrs.field(
         default=30.0, validator=_positive, metadata=_doc("Window in which failures are counted.")
@@ -123,7 +138,8 @@ class MemorySettings:
         default=30.0, validator=_positive, metadata=_doc("Cooldown before one half-open probe.")
     )
     query_max_code_points: int = attrs.field(
-        default=2_000, validator=_positive,
+        default=2_000,
+        validator=_positive,
         metadata=_doc("Code points of the user message sent for query embedding (R-READ-2)."),
     )
     embedding_batch_size: int = attrs.field(
@@ -131,7 +147,8 @@ class MemorySettings:
     )
     # --- write path and forgetting -----------------------------------------------------
     clear_batch_size: int = attrs.field(
-        default=256, validator=[_positive, attrs.validators.le(256)],
+        default=256,
+        validator=[_positive, attrs.validators.le(256)],
         metadata=_doc("Rows per agent-clear transaction (at most 256, R-FORGET-3)."),
     )
     extraction_chunk_tokens: int = attrs.field(
@@ -141,11 +158,13 @@ class MemorySettings:
         default=12_000, validator=_positive, metadata=_doc("Code points per extraction chunk.")
     )
     extracted_claim_max_code_points: int = attrs.field(
-        default=2_000, validator=_positive,
+        default=2_000,
+        validator=_positive,
         metadata=_doc("Longest auto-extracted claim; longer candidates are rejected."),
     )
     prepare_turn_deadline_ms: int = attrs.field(
-        default=4_000, validator=_positive,
+        default=4_000,
+        validator=_positive,
         metadata=_doc("Soft deadline of a turn's contribution; past it the turn proceeds without."),
     )
 

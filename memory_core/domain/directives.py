@@ -112,7 +112,8 @@ def topic_matches(topic: str, content: str) -> bool:
 
 def directive_identity_hash(kind: DirectiveKind, content: str, topic: str | None) -> str:
     """SHA-256 over `deepchat-memory-directive-v1 NUL kind NUL identity` (reference §3.5)."""
-    identity = match_text(topic or "") if kind is DirectiveKind.SUPPRESS_TOPIC else match_text(content)
+    source = (topic or "") if kind is DirectiveKind.SUPPRESS_TOPIC else content
+    identity = match_text(source)
     payload = f"{_IDENTITY_DOMAIN}\0{kind.value}\0{identity}"
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
