@@ -310,3 +310,23 @@ def test_run_clear_yields_between_batches_and_survives_a_failing_vector_cleanup(
     assert len(yields) == 3  # 256 + 256 + 88
     assert phases == [ClearPhase.CLAIMS, ClearPhase.CLAIMS, ClearPhase.VECTORS, ClearPhase.DONE]
     assert store.pending_clears() == []
+
+
+def test_startup_repair_rebuilds_a_mirror_that_a_raw_writer_bypassed(
+    store: ApswClaimStore, clock: ManualClock, raw: apsw.Connection
+) -> None:
+    """R-STORE-2: a row written behind the store's back (valid, but not indexed) makes the
+    mirror disagree with the claims; startup repair notices and rebuilds it."""
+    _add(store, clock, "indexed through the store")
+    raw.execute(
+        "INSERT INTO agent_memory (id, agent_id, kind, content, canonical_content, created_at,"
+        " updated_at) VALUES ('mem-raw', ?, 'semantic', 'imported by hand', 'imported by hand',"
+        " 0, 0)",
+        (A,),
+    )
+    assert store.search_fts(A, ["imported"], scope_filter=AGENT_ONLY, limit=5) == []
+    report = store.repair(now=clock.now())
+    assert report.fts_rebuilt and report.scope_fixed == report.temporal_archived == 0
+    hits = store.search_fts(A, ["imported"], scope_filter=AGENT_ONLY, limit=5)
+    assert [h.claim_id for h in hits] == ["mem-raw"]
+    assert not store.repair(now=clock.now()).fts_rebuilt  # consistent now: nothing to do
