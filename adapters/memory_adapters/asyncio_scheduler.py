@@ -5,10 +5,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from memory_core.domain.errors import DeadlineExceeded
 
 __all__ = ["AsyncioScheduler", "AsyncioTaskHandle"]
 
 _log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class AsyncioTaskHandle:
@@ -47,6 +52,13 @@ class AsyncioScheduler:
 
     def make_lock(self) -> asyncio.Lock:
         return asyncio.Lock()
+
+    async def run_within(self, work: Callable[[], Awaitable[T]], seconds: float) -> T:
+        try:
+            async with asyncio.timeout(max(0.0, seconds)):
+                return await work()
+        except TimeoutError:
+            raise DeadlineExceeded(f"work did not finish within {seconds:.3f} s") from None
 
     async def yield_now(self) -> None:
         await asyncio.sleep(0)

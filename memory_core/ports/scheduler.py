@@ -9,9 +9,11 @@ event-loop implementation (`memory_adapters.asyncio_scheduler`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 __all__ = ["AsyncLock", "TaskHandle", "TaskScheduler"]
+
+T = TypeVar("T")
 
 
 @runtime_checkable
@@ -63,6 +65,11 @@ class TaskScheduler(Protocol):
 
     def make_lock(self) -> AsyncLock:
         """A new lock usable by work on this scheduler's loop."""
+        ...
+
+    async def run_within(self, work: Callable[[], Awaitable[T]], seconds: float) -> T:
+        """Run `work()` and return its result, or cancel it and raise DeadlineExceeded once
+        `seconds` have passed: the hard timer behind a turn's soft deadline (R-READ-1)."""
         ...
 
     async def yield_now(self) -> None:

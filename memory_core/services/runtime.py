@@ -32,6 +32,7 @@ from memory_core.domain.manifest import (
 from memory_core.domain.scope import ScopeContext, ScopeFilter
 from memory_core.ports.claims import ClaimStore
 from memory_core.ports.clock import DomainClock, InfraClock
+from memory_core.ports.scheduler import TaskScheduler
 from memory_core.ports.tape import Anchor, AnchorKind, TapeAnchorWriter
 from memory_core.services.contribution import ContributionRequest, RecalledMemory, assemble
 from memory_core.services.ingestion import IngestionRuntime
@@ -105,6 +106,7 @@ class MemoryRuntime:
         domain_clock: DomainClock,
         infra_clock: InfraClock,
         settings: MemorySettings,
+        scheduler: TaskScheduler | None = None,
         ingestion: IngestionRuntime | None = None,
     ) -> None:
         self.agent_id = agent_id
@@ -118,6 +120,7 @@ class MemoryRuntime:
         self._settings = settings
         self._turns: OrderedDict[str, TurnContribution] = OrderedDict()
         self._ingestion = ingestion
+        self._scheduler = scheduler
 
     # --- write side: terminal ingestion (R-WRITE-1/2/3) --------------------------------------
     def after_turn_settled(self, turn: TurnOutcome) -> bool:
@@ -178,13 +181,22 @@ class MemoryRuntime:
         cached = self._turns.get(message_id)
         if cached is not None:
             return attrs.evolve(cached, outcome=ContributionOutcome.REUSED)
-        deadline = deadline or Deadline.after(
-            self._infra, self._settings.prepare_turn_deadline_ms / 1000
-        )
-        cancel = cancel or CancellationToken()
+        soft = Deadline.after(self._infra, self._settings.prepare_turn_deadline_ms / 1000)
+        deadline = soft.earliest(deadline)
+        cancel = CancellationToken.linked_to(cancel)
+
+        async def work() -> TurnContribution:
+            return await self._assemble(message_id, user_text, budget_tokens, deadline, cancel)
+
         try:
-            turn = await self._assemble(message_id, user_text, budget_tokens, deadline, cancel)
+            if self._scheduler is None:
+                turn = await work()
+            else:
+                # Every await below honours the deadline; the timer is the backstop for a
+                # port that does not (R-READ-1: the turn never waits past it).
+                turn = await self._scheduler.run_within(work, deadline.remaining())
         except AgentMemoryError as exc:
+            cancel.cancel("turn deadline")
             # Fail open (R-READ-1): the reply matters more than the memory block.
             log.warning(
                 "prepare_turn failed open for agent %s: %s", self.agent_id, type(exc).__name__

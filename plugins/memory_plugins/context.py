@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 
 from memory_core.ports.clock import DomainClock, InfraClock
+from memory_core.ports.providers import TextProvider
 from memory_core.ports.secrets import SecretPolicy
 from memory_core.settings import MemorySettings
 
@@ -26,3 +27,4 @@ class FactoryContext:
     domain_clock: DomainClock | None = None
     infra_clock: InfraClock | None = None
     secret_policy: SecretPolicy | None = None
+    text_provider: TextProvider | None = None  # the configured one, for the llm extractor
