@@ -22,7 +22,7 @@ from memory_core.ports.vectors import ReadyCertificate
 
 from .guard import AbortFlag
 from .matrix import ResidentMatrix
-from .validation import unit_rows, usable_rows
+from .validation import normalise_in_place, unit_rows, usable_rows
 
 __all__ = ["AgentStore"]
 
@@ -30,7 +30,7 @@ __all__ = ["AgentStore"]
 # but ~15 ms of fixed cost); below it the appender wins.
 APPENDER_MAX_ROWS = 1024
 # Rows per rowid-range page when reading the matrix into memory.
-READ_PAGE_ROWS = 65_536
+READ_PAGE_ROWS = 16_384
 
 _DELETE = "DELETE FROM memory_vector WHERE memory_id IN (SELECT unnest(?::VARCHAR[]))"
 _view_names = itertools.count()
@@ -119,8 +119,11 @@ class AgentStore:
             rows = _stack(page["embedding"], self.identity.dim)
             usable = usable_rows(rows)
             unusable.extend(ids[i] for i in np.flatnonzero(~usable))
-            keep = np.flatnonzero(usable)
-            matrix.upsert([ids[i] for i in keep], unit_rows(rows[keep]))
+            if usable.all():
+                matrix.upsert(ids, normalise_in_place(rows))
+            else:
+                keep = np.flatnonzero(usable)
+                matrix.upsert([ids[i] for i in keep], unit_rows(rows[keep]))
         return matrix, unusable
 
     def _insert_registered(self, ids: list[str], rows: np.ndarray) -> None:
@@ -146,14 +149,15 @@ def _array_value(dim: int) -> str:
 
 def _stack(column: np.ndarray, dim: int) -> np.ndarray:
     """Per-row arrays from `fetchnumpy()` as one float32 matrix; a NULL row becomes NaN."""
-    rows = np.full((len(column), dim), np.nan, dtype=np.float32)
+    values = column.tolist()
     try:
-        rows[:] = np.stack(column.tolist())
+        return np.stack(values).astype(np.float32, copy=False)
     except (TypeError, ValueError):
-        for position, value in enumerate(column.tolist()):
+        rows = np.full((len(values), dim), np.nan, dtype=np.float32)
+        for position, value in enumerate(values):
             if value is not None:
                 rows[position] = value
-    return rows
+        return rows
 
 
 def _rollback(conn: duckdb.DuckDBPyConnection) -> None:

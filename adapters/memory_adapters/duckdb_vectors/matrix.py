@@ -66,15 +66,26 @@ class ResidentMatrix:
     def upsert(self, ids: Sequence[str], unit_rows: np.ndarray) -> None:
         """Insert or overwrite rows (already unit length) by id."""
         with self._lock:
-            appended = [i for i, claim_id in enumerate(ids) if claim_id not in self._index]
-            self._reserve(len(self._ids) + len(appended))
-            for position, claim_id in enumerate(ids):
-                row = self._index.get(claim_id)
-                if row is None:
-                    row = len(self._ids)
-                    self._ids.append(claim_id)
-                    self._index[claim_id] = row
-                self._rows[row] = unit_rows[position]
+            index = self._index
+            existing = [
+                (position, index[claim_id])
+                for position, claim_id in enumerate(ids)
+                if claim_id in index
+            ]
+            if existing:
+                sources, targets = zip(*existing, strict=True)
+                self._rows[list(targets)] = unit_rows[list(sources)]
+            fresh = [position for position, claim_id in enumerate(ids) if claim_id not in index]
+            if len(fresh) != len(set(ids[position] for position in fresh)):
+                raise ValueError("duplicate claim ids in one batch")
+            start = len(self._ids)
+            self._reserve(start + len(fresh))
+            # New rows are one block copy, not a Python loop (warm-up appends millions).
+            block = unit_rows if len(fresh) == len(ids) else unit_rows[fresh]
+            self._rows[start : start + len(fresh)] = block
+            new_ids = [ids[position] for position in fresh]
+            self._ids.extend(new_ids)
+            index.update(zip(new_ids, range(start, start + len(fresh)), strict=True))
 
     def remove(self, ids: Iterable[str]) -> int:
         """Drop rows by id; unknown ids are ignored. Returns how many were present."""

@@ -13,7 +13,7 @@ import numpy as np
 
 from memory_core.domain.errors import ValidationError
 
-__all__ = ["as_query_matrix", "as_rows", "unit_rows", "usable_rows"]
+__all__ = ["as_query_matrix", "as_rows", "normalise_in_place", "unit_rows", "usable_rows"]
 
 MAX_CLAIM_ID_LENGTH = 512
 # Integers and floats; strings of digits and booleans are not vectors.
@@ -57,9 +57,14 @@ def unit_rows(rows: np.ndarray) -> np.ndarray:
     Each row is first divided by its largest magnitude, so squaring neither overflows nor
     underflows in float32 and the sum of squares is at least 1.
     """
-    scaled = rows / _peaks(rows)[:, None]
-    norms = np.sqrt(np.einsum("ij,ij->i", scaled, scaled))[:, None]
-    return (scaled / norms).astype(np.float32, copy=False)
+    return normalise_in_place(rows.astype(np.float32))
+
+
+def normalise_in_place(rows: np.ndarray) -> np.ndarray:
+    """`unit_rows` for a float32 matrix the caller owns, without temporaries; returns it."""
+    rows /= _peaks(rows)[:, None]
+    rows /= np.sqrt(np.einsum("ij,ij->i", rows, rows))[:, None]
+    return rows
 
 
 def usable_rows(rows: np.ndarray) -> np.ndarray:
