@@ -1,0 +1,231 @@
+"""The memory service end to end on the embedded stores (SQLite + DuckDB files)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from memory_world import make_memory
+
+from memory_adapters.tapes import InMemoryTape
+from memory_contracts.fakes import ManualClock
+from memory_core.domain.directives import DirectiveKind, DirectiveStatus
+from memory_core.domain.errors import NotFound, SecretRejected
+from memory_core.domain.scope import Scope
+from memory_core.services.ingestion_types import TurnOutcome, TurnStatus
+from memory_core.services.runtime import ContributionOutcome, place
+from memory_core.services.service import RememberStatus
+
+A, B = "agent-a", "agent-b"
+
+
+def run(coroutine):  # type: ignore[no-untyped-def]
+    return asyncio.run(coroutine)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+def test_remember_then_recall_through_both_paths(tmp_path: Path, clock: ManualClock) -> None:
+    """R-READ-3, R-READ-8: a stored fact is recalled for its owner only."""
+
+    async def go() -> None:
+        memory = make_memory(tmp_path, clock)
+        stored = await memory.remember(A, "The user's favourite editor is Helix.")
+        await memory.remember(B, "The user's favourite editor is Helix.")
+        assert stored.status is RememberStatus.STORED
+        assert await memory.warm(A)
+        result = await memory.recall(A, "favourite editor")
+        assert [item.claim.id for item in result.items] == [stored.claim_id]
+        assert all(item.claim.agent_id == A for item in result.items)
+        await memory.aclose()
+
+    run(go())
+
+
+def test_forgetting_by_delete_survives_replay_until_the_user_adds_it(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """R-FORGET-1, R-WRITE-5: a deleted fact offered again by the model stays forgotten; an
+    explicit user add brings it back."""
+
+    async def go() -> None:
+        memory = make_memory(tmp_path, clock)
+        first = await memory.remember(A, "Project Saffron uses Rust.")
+        assert first.claim_id is not None
+        assert await memory.delete(A, first.claim_id) == 2
+        replay = await memory.remember(A, "  Project   Saffron uses Rust. ")
+        assert replay.status is RememberStatus.REQUIRES_USER_REAUTHORIZATION
+        assert (await memory.recall(A, "Saffron")).items == ()
+        back = await memory.remember(A, "Project Saffron uses Rust.", user_add=True)
+        assert back.status is RememberStatus.STORED and back.reauthorized
+        await memory.aclose()
+
+    run(go())
+
+
+def test_memory_forget_archives_and_says_so(tmp_path: Path, clock: ManualClock) -> None:
+    """R-FORGET-2: the tool archives recoverably and its result says the row is kept."""
+
+    async def go() -> None:
+        memory = make_memory(tmp_path, clock)
+        stored = await memory.remember(A, "The user's locker code is on a sticky note.")
+        assert stored.claim_id is not None
+        result = await memory.forget(A, stored.claim_id)
+        assert result.archived and "restored" in result.note
+        assert (await memory.recall(A, "locker")).items == ()
+        await memory.restore(A, stored.claim_id)
+        assert [i.claim.id for i in (await memory.recall(A, "locker")).items] == [stored.claim_id]
+        await memory.aclose()
+
+    run(go())
+
+
+def test_secrets_are_refused_before_anything_is_stored(tmp_path: Path, clock: ManualClock) -> None:
+    """R-PRIV-1: the shared policy refuses a credential on every write path."""
+
+    async def go() -> None:
+        memory = make_memory(tmp_path, clock)
+        with pytest.raises(SecretRejected) as caught:
+            await memory.remember(A, "my key is sk-proj-Abc123Def456Ghi789Jkl")
+        assert "Abc123Def456" not in str(caught.value)
+        assert memory.store.list_claims(A) == []
+        await memory.aclose()
+
+    run(go())
+
+
+def test_a_turn_is_prepared_once_and_reused_on_refresh(tmp_path: Path, clock: ManualClock) -> None:
+    """R-READ-7: a refresh reuses the contribution: no second retrieval, access count or
+    anchor; the user's own words stay last when placed."""
+
+    async def go() -> None:
+        tape = InMemoryTape()
+        memory = make_memory(tmp_path, clock, tape=tape)
+        stored = await memory.remember(A, "The user prefers metric units.")
+        session = memory.session(A, "s1")
+        first = await session.prepare_turn("m1", "Which units do I prefer?")
+        again = await session.prepare_turn("m1", "Which units do I prefer?")
+        assert first.outcome is ContributionOutcome.ASSEMBLED
+        assert again.outcome is ContributionOutcome.REUSED
+        assert again.text == first.text and again.anchor_id == first.anchor_id
+        claim = memory.store.get(A, stored.claim_id)  # type: ignore[arg-type]
+        assert claim.access_count == len(first.manifest.selected)
+        placed = place(first, "Which units do I prefer?")
+        assert placed.endswith("\n\nWhich units do I prefer?")
+        assert placed.startswith(first.text or "")
+        await memory.aclose()
+
+    run(go())
+
+
+def test_directives_are_a_separate_plane_and_only_active_ones_are_placed(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """R-DIR-1, R-READ-6: a suggestion is a draft and never placed; an approved one is, in its
+    own block outside the context-data container."""
+
+    async def go() -> None:
+        memory = make_memory(tmp_path, clock)
+        draft = memory.suggest_directive(A, DirectiveKind.INSTRUCTION, "Answer in haiku.")
+        assert draft is not None and draft.status is DirectiveStatus.DRAFT
+        session = memory.session(A, "s1")
+        before = await session.prepare_turn("m1", "hello")
+        assert "haiku" not in (before.text or "")
+        memory.approve_directive(A, draft.id)
+        after = await session.prepare_turn("m2", "hello again")
+        assert after.directive_text is not None and "haiku" in after.directive_text
+        assert "haiku" not in (after.memory_text or "")
+        await memory.aclose()
+
+    run(go())
+
+
+def test_clear_removes_claims_keeps_directives_and_tombstones(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """R-FORGET-3: claims go in batches, directives survive, replay stays suppressed."""
+
+    async def go() -> None:
+        memory = make_memory(tmp_path, clock, clear_batch_size=4)
+        ids = [
+            (await memory.remember(A, f"Garden fact number {i} about tomatoes")).claim_id
+            for i in range(10)
+        ]
+        memory.create_directive(A, DirectiveKind.INSTRUCTION, "Keep answers short.")
+        seen: list[str] = []
+        done = await memory.clear(A, progress=lambda job: seen.append(job.phase.value))
+        assert done.removed_count == 10
+        assert seen.count("claims") >= 2 and seen[-1] == "done"
+        assert memory.store.list_claims(A) == []
+        with pytest.raises(NotFound):
+            memory.store.get(A, ids[0])  # type: ignore[arg-type]
+        assert [d.content for d in memory.list_directives(A)] == ["Keep answers short."]
+        replay = await memory.remember(A, "Garden fact number 3 about tomatoes")
+        assert replay.status is RememberStatus.REQUIRES_USER_REAUTHORIZATION
+        await memory.aclose()
+
+    run(go())
+
+
+def test_retire_deletes_the_whole_namespace(tmp_path: Path, clock: ManualClock) -> None:
+    """R-FORGET-4: claims, directives and tombstones go; other agents are untouched."""
+
+    async def go() -> None:
+        memory = make_memory(tmp_path, clock)
+        gone = await memory.remember(A, "Soon to be retired fact")
+        kept = await memory.remember(B, "Another agent's fact")
+        memory.create_directive(A, DirectiveKind.INSTRUCTION, "Be formal.")
+        await memory.delete(A, gone.claim_id)  # type: ignore[arg-type]
+        await memory.retire(A)
+        assert memory.list_directives(A) == []
+        again = await memory.remember(A, "Soon to be retired fact")
+        assert again.status is RememberStatus.STORED  # tombstones went with the namespace
+        assert memory.store.get(B, kept.claim_id).content == "Another agent's fact"  # type: ignore[arg-type]
+        await memory.aclose()
+
+    run(go())
+
+
+def test_background_ingestion_extracts_and_a_subagent_session_never_does(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """R-WRITE-1, R-WRITE-2: main sessions are extracted in the background; subagents never."""
+
+    async def go() -> None:
+        tape = InMemoryTape()
+        memory = make_memory(tmp_path, clock, tape=tape)
+        for session_id in ("main-1", "sub-1"):
+            tape.append_message(session_id, "user", "I moved to Lisbon last year.")
+            tape.append_message(session_id, "assistant", "Lisbon is lovely.")
+        main = memory.session(A, "main-1")
+        sub = memory.session(A, "sub-1", kind="subagent")
+        settled = TurnOutcome(status=TurnStatus.COMPLETED, had_tool_use=True)
+        assert main.after_turn_settled(settled)
+        assert not sub.after_turn_settled(settled)
+        await main.drain()
+        contents = [claim.content for claim in memory.store.list_claims(A)]
+        assert contents == ["The user lives in Lisbon."]
+        await memory.aclose()
+
+    run(go())
+
+
+def test_session_scoped_memories_stay_in_their_session(tmp_path: Path, clock: ManualClock) -> None:
+    """R-SCOPE-1: a session-scoped memory is contributed only in that session."""
+
+    async def go() -> None:
+        memory = make_memory(tmp_path, clock)
+        await memory.remember(
+            A, "Scratch note: the staging password rotates weekly", scope=Scope.session("s1")
+        )
+        inside = await memory.session(A, "s1").prepare_turn("m1", "staging scratch note")
+        outside = await memory.session(A, "s2").prepare_turn("m1", "staging scratch note")
+        assert "Scratch note" in (inside.text or "")
+        assert "Scratch note" not in (outside.text or "")
+        await memory.aclose()
+
+    run(go())
