@@ -16,12 +16,19 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Sequence
 from enum import StrEnum
 
 import attrs
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.domain.directives import DirectiveStatus
+from memory_core.domain.claims import Claim
+from memory_core.domain.directives import (
+    Directive,
+    DirectiveKind,
+    DirectiveStatus,
+    match_text,
+)
 from memory_core.domain.errors import AgentMemoryError
 from memory_core.domain.manifest import (
     Degradation,
@@ -83,6 +90,27 @@ class TurnContribution:
             anchor_id=None,
             outcome=outcome,
         )
+
+
+def _without_suppressed(
+    claims: Sequence[Claim], directives: Sequence[Directive], *, already: Sequence[str] = ()
+) -> tuple[list[Claim], tuple[DroppedItem, ...]]:
+    """`claims` minus those an active suppress_topic matches (normalised substring, as in
+    recall), and a SUPPRESSED drop for each one not in `already`."""
+    topics = [
+        match_text(directive.topic or "")
+        for directive in directives
+        if directive.kind is DirectiveKind.SUPPRESS_TOPIC and directive.is_runtime_eligible
+    ]
+    kept: list[Claim] = []
+    hidden: list[DroppedItem] = []
+    for claim in claims:
+        text = match_text(claim.content)
+        if not any(topic and topic in text for topic in topics):
+            kept.append(claim)
+        elif claim.id not in already:
+            hidden.append(DroppedItem(id=claim.id, kind=claim.kind, reason=DropReason.SUPPRESSED))
+    return kept, tuple(hidden)
 
 
 def place(contribution: TurnContribution | None, user_text: str) -> str:
@@ -225,12 +253,18 @@ class MemoryRuntime:
             deadline=deadline,
             cancel=cancel,
         )
-        working = project_working(
+        directives = self._store.list_directives(self.agent_id, status=DirectiveStatus.ACTIVE)
+        # A suppressed topic stays out of the whole contribution, working memory included,
+        # not only out of recall (R-DIR-2).
+        source, hidden = _without_suppressed(
             self._store.list_claims(
                 self.agent_id, scope_filter=ScopeFilter.agent_only(), limit=_WORKING_SOURCE_LIMIT
             ),
-            now=now,
-            budget_tokens=self._settings.working_ceiling_tokens,
+            directives,
+            already=tuple(item.id for item in result.dropped),
+        )
+        working = project_working(
+            source, now=now, budget_tokens=self._settings.working_ceiling_tokens
         )
         in_working = {entry.id for entry in working.entries}
         # A fact already shown in working memory is not paid for twice.
@@ -240,7 +274,6 @@ class MemoryRuntime:
             for item in result.items
             if item.claim.id in in_working
         )
-        directives = self._store.list_directives(self.agent_id, status=DirectiveStatus.ACTIVE)
         assembly_started = self._infra.monotonic()
         contribution = assemble(
             ContributionRequest(
@@ -252,7 +285,7 @@ class MemoryRuntime:
                 degradations=tuple(
                     d for d in result.degradations if d is not Degradation.VECTOR_COLD
                 ),
-                prior_drops=(*result.dropped, *repeated),
+                prior_drops=(*result.dropped, *repeated, *hidden),
             ),
             settings=self._settings,
         )
