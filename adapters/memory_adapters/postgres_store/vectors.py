@@ -1,0 +1,520 @@
+"""`PostgresVectorStore`: the VectorStore port on pgvector, one table for every agent.
+
+Each agent's namespace is its row in `agent_memory_vector_namespace` (identity and
+generation) plus its rows in `agent_memory_vector`; every statement names the agent
+(R-PRIV-2). Queries scan the agent's vectors exactly (R-VEC-1) unless an operator opted
+that agent into the approximate index (`approximate`). A certificate is held in this
+process and bound to the namespace generation in the database, so a rebuild or drop by
+any process sharing the database turns it cold (R-VEC-4). Calls run under their deadline
+and cancellation (`async_session`), never hang, and raise domain errors only (R-VEC-3).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from datetime import datetime
+from typing import TypeVar
+
+import attrs
+import psycopg
+
+from memory_adapters.postgres_store import approximate, vector_sql
+from memory_adapters.postgres_store.async_session import AsyncSession, precheck
+from memory_adapters.postgres_store.connection import ConnectionSettings, connect
+from memory_adapters.postgres_store.migrations import migrate
+from memory_adapters.postgres_store.vector_schema import (
+    COMPONENT,
+    MIGRATIONS,
+    REQUIRED_EXTENSIONS,
+)
+from memory_adapters.postgres_store.vector_values import (
+    check_top_k,
+    claim_id_set,
+    query_texts,
+    vector_rows,
+)
+from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.domain.claims import EmbeddingIdentity
+from memory_core.domain.errors import IdentityMismatch, StoreError, StoreQuarantined
+from memory_core.domain.scope import validate_agent_id
+from memory_core.ports.vectors import (
+    ReadyCertificate,
+    VectorHealth,
+    VectorHit,
+    VectorStoreCold,
+    WarmReport,
+)
+
+__all__ = ["PostgresVectorStore"]
+
+_log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+@attrs.frozen(kw_only=True)
+class _Namespace:
+    identity: EmbeddingIdentity
+    generation: int
+    approximate: bool
+
+
+@attrs.frozen(kw_only=True)
+class _Certified:
+    certificate: ReadyCertificate
+    generation: int  # the namespace generation in the database when it was granted
+    approximate: bool
+
+
+async def _namespace(
+    conn: psycopg.AsyncConnection,
+    agent_id: str,
+    identity: EmbeddingIdentity | None,
+    *,
+    exclusive: bool,
+) -> _Namespace | None:
+    """The agent's namespace row, locked for this transaction; created for `identity` when
+    missing; IdentityMismatch when it holds another identity (R-PROV-4)."""
+    lock = " FOR UPDATE" if exclusive else " FOR SHARE"
+    row = await (await conn.execute(vector_sql.LOCK_NAMESPACE + lock, (agent_id,))).fetchone()
+    if row is None and identity is not None:
+        await conn.execute(
+            vector_sql.INSERT_NAMESPACE, (agent_id, identity.provider, identity.model, identity.dim)
+        )
+        row = await (await conn.execute(vector_sql.LOCK_NAMESPACE + lock, (agent_id,))).fetchone()
+    if row is None:
+        return None
+    provider, model, dim, generation, is_approximate = row
+    stored = EmbeddingIdentity(provider=provider, model=model, dim=dim)
+    if identity is not None and stored != identity:
+        raise IdentityMismatch(
+            f"vector namespace of agent {agent_id!r} holds {_describe(stored)}, not"
+            f" {_describe(identity)}; rebuild it to change identity"
+        )
+    return _Namespace(identity=stored, generation=generation, approximate=is_approximate)
+
+
+def _describe(identity: EmbeddingIdentity) -> str:
+    return f"{identity.provider}/{identity.model} dim {identity.dim}"
+
+
+class PostgresVectorStore:
+    """Exact cosine search over pgvector rows, one namespace per agent.
+
+    Opening runs the `vectors` migrations (creating the `vector` extension if it is
+    missing and this role may). `grace_seconds` bounds how long an interrupted call may
+    take to settle before its connection is dropped; `on_close` runs once after `aclose`
+    (the plugin releases an embedded server there).
+    """
+
+    def __init__(
+        self,
+        settings: ConnectionSettings,
+        *,
+        grace_seconds: float = 5.0,
+        hnsw: approximate.HnswParameters | None = None,
+        extension_schema: str = "public",
+        on_close: Callable[[], None] | None = None,
+        now: datetime | None = None,
+    ) -> None:
+        if grace_seconds < 0:
+            raise ValueError("grace_seconds must be >= 0")
+        with connect(settings) as conn:
+            extensions = migrate(
+                conn,
+                schema=settings.schema,
+                component=COMPONENT,
+                migrations=MIGRATIONS,
+                required_extensions=REQUIRED_EXTENSIONS,
+                extension_schema=extension_schema,
+                now=now,
+            )
+        self._session = AsyncSession(settings, extensions.schemas, grace_seconds=grace_seconds)
+        self._certs: dict[str, _Certified] = {}
+        self._grants = itertools.count(1)
+        self._quarantined: set[str] = set()
+        self._on_close = on_close
+        self._hnsw = hnsw or approximate.HnswParameters()
+
+    # --- namespace life ------------------------------------------------------------------
+    async def warm(
+        self,
+        agent_id: str,
+        identity: EmbeddingIdentity,
+        authoritative_ids: Collection[str],
+        *,
+        config_generation: int,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> WarmReport:
+        self._usable(agent_id)
+        precheck(deadline, cancel, "warm")
+        wanted = claim_id_set(authoritative_ids, "authoritative_ids")
+
+        async def work(conn: psycopg.AsyncConnection) -> tuple[_Namespace, int, set[str]]:
+            namespace = await _namespace(conn, agent_id, identity, exclusive=True)
+            assert namespace is not None
+            orphans = await (
+                await conn.execute(vector_sql.DELETE_ORPHANS, (agent_id, wanted))
+            ).fetchall()
+            present = await (
+                await conn.execute(vector_sql.PRESENT_IDS, (agent_id, wanted))
+            ).fetchall()
+            return namespace, len(orphans), {row[0] for row in present}
+
+        namespace, deleted, present = await self._call(agent_id, work, "warm", deadline, cancel)
+        certificate = ReadyCertificate(
+            agent_id=agent_id,
+            identity=identity,
+            store_generation=next(self._grants),
+            config_generation=config_generation,
+        )
+        self._certs[agent_id] = _Certified(
+            certificate=certificate,
+            generation=namespace.generation,
+            approximate=namespace.approximate,
+        )
+        missing = tuple(sorted(set(wanted) - present))
+        _log.info(
+            "vector warm-up agent=%s vectors=%d missing=%d orphans_deleted=%d",
+            agent_id,
+            len(present),
+            len(missing),
+            deleted,
+        )
+        return WarmReport(
+            certificate=certificate,
+            missing_ids=missing,
+            orphans_deleted=deleted,
+            vector_count=len(present),
+        )
+
+    async def upsert(
+        self,
+        agent_id: str,
+        identity: EmbeddingIdentity,
+        vectors: Mapping[str, Sequence[float]],
+        *,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> None:
+        self._usable(agent_id)
+        precheck(deadline, cancel, "upsert")
+        ids, texts = vector_rows(vectors, identity.dim)
+        if not ids:
+            return
+
+        async def work(conn: psycopg.AsyncConnection) -> None:
+            await _namespace(conn, agent_id, identity, exclusive=False)
+            await conn.execute(
+                vector_sql.UPSERT,
+                {"agent": agent_id, "dim": identity.dim, "ids": ids, "vectors": texts},
+            )
+
+        await self._call(agent_id, work, "upsert", deadline, cancel)
+
+    async def delete(
+        self,
+        agent_id: str,
+        claim_ids: Collection[str],
+        *,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> int:
+        self._usable(agent_id)
+        precheck(deadline, cancel, "delete")
+        ids = claim_id_set(claim_ids, "claim_ids")
+        if not ids:
+            return 0
+
+        async def work(conn: psycopg.AsyncConnection) -> int:
+            rows = await (await conn.execute(vector_sql.DELETE_IDS, (agent_id, ids))).fetchall()
+            return len(rows)
+
+        return await self._call(agent_id, work, "delete", deadline, cancel)
+
+    async def rebuild(
+        self,
+        agent_id: str,
+        identity: EmbeddingIdentity,
+        *,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> None:
+        self._usable(agent_id)
+        precheck(deadline, cancel, "rebuild")
+        self._certs.pop(agent_id, None)
+
+        async def work(conn: psycopg.AsyncConnection) -> None:
+            await _namespace(conn, agent_id, None, exclusive=True)
+            await approximate.drop_index(conn, agent_id)
+            await conn.execute("DELETE FROM agent_memory_vector WHERE agent_id = %s", (agent_id,))
+            await conn.execute(
+                vector_sql.REBUILD_NAMESPACE,
+                (agent_id, identity.provider, identity.model, identity.dim),
+            )
+
+        await self._call(agent_id, work, "rebuild", deadline, cancel)
+        _log.info("vector namespace rebuilt empty agent=%s dim=%d", agent_id, identity.dim)
+
+    async def drop_agent(
+        self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
+    ) -> None:
+        # A quarantined agent can still be retired.
+        self._usable(agent_id, allow_quarantined=True)
+        precheck(deadline, cancel, "drop_agent")
+        self._certs.pop(agent_id, None)
+
+        async def work(conn: psycopg.AsyncConnection) -> None:
+            await approximate.drop_index(conn, agent_id)
+            await conn.execute(vector_sql.DROP_NAMESPACE, (agent_id,))  # cascades to vectors
+
+        await self._call(agent_id, work, "drop_agent", deadline, cancel)
+
+    # --- queries -------------------------------------------------------------------------
+    async def query(
+        self,
+        agent_id: str,
+        certificate: ReadyCertificate,
+        vector: Sequence[float],
+        top_k: int,
+        *,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> Sequence[VectorHit]:
+        (answer,) = await self._scan(
+            agent_id, certificate, [vector], top_k, deadline=deadline, cancel=cancel
+        )
+        return answer
+
+    async def query_batch(
+        self,
+        agent_id: str,
+        certificate: ReadyCertificate,
+        vectors: Sequence[Sequence[float]],
+        top_k: int,
+        *,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> Sequence[Sequence[VectorHit]]:
+        return await self._scan(
+            agent_id, certificate, vectors, top_k, deadline=deadline, cancel=cancel
+        )
+
+    async def query_by_id(
+        self,
+        agent_id: str,
+        certificate: ReadyCertificate,
+        claim_id: str,
+        top_k: int,
+        *,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> Sequence[VectorHit]:
+        certified = self._certified(agent_id, certificate)
+        precheck(deadline, cancel, "query_by_id")
+        check_top_k(top_k)
+        if top_k == 0:
+            return []
+        params = {
+            "agent": agent_id,
+            "id": claim_id,
+            "dim": certificate.identity.dim,
+            "k": top_k,
+        }
+        statement: str | psycopg.sql.Composable = (
+            approximate.by_id_query(agent_id, certificate.identity)
+            if certified.approximate
+            else vector_sql.BY_ID_QUERY
+        )
+        (answer,) = await self._fetch(
+            agent_id,
+            certified,
+            statement,
+            params,
+            answers=1,
+            what="query_by_id",
+            deadline=deadline,
+            cancel=cancel,
+        )
+        return answer
+
+    async def list_ids(
+        self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
+    ) -> Sequence[str]:
+        self._usable(agent_id)
+        precheck(deadline, cancel, "list_ids")
+
+        async def work(conn: psycopg.AsyncConnection) -> list[str]:
+            rows = await (await conn.execute(vector_sql.LIST_IDS, (agent_id,))).fetchall()
+            return [row[0] for row in rows]
+
+        return await self._call(agent_id, work, "list_ids", deadline, cancel)
+
+    async def stored_identity(
+        self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
+    ) -> EmbeddingIdentity | None:
+        self._usable(agent_id)
+        precheck(deadline, cancel, "stored_identity")
+
+        async def work(conn: psycopg.AsyncConnection) -> EmbeddingIdentity | None:
+            namespace = await _namespace(conn, agent_id, None, exclusive=False)
+            return None if namespace is None else namespace.identity
+
+        return await self._call(agent_id, work, "stored_identity", deadline, cancel)
+
+    # --- the approximate opt-in (beyond the port) -----------------------------------------
+    async def enable_approximate_search(
+        self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
+    ) -> None:
+        """APPROXIMATE from here on: build an HNSW index for this agent's namespace and
+        answer its queries through it (see `approximate`). For namespaces too large for an
+        exact scan within the turn's deadline; building takes time proportional to the
+        namespace, so give it a generous deadline. Certificates stay valid; queries after
+        the next warm-up use the index."""
+        self._usable(agent_id)
+        precheck(deadline, cancel, "enable_approximate_search")
+
+        async def work(conn: psycopg.AsyncConnection) -> None:
+            namespace = await _namespace(conn, agent_id, None, exclusive=True)
+            if namespace is None:
+                raise StoreError(f"agent {agent_id!r} has no vector namespace")
+            await approximate.build_index(conn, agent_id, namespace.identity.dim, self._hnsw)
+
+        await self._call(agent_id, work, "enable_approximate_search", deadline, cancel)
+        _log.warning("vector namespace agent=%s switched to APPROXIMATE search", agent_id)
+
+    async def disable_approximate_search(
+        self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
+    ) -> None:
+        """Back to the exact scan: the index is dropped."""
+        self._usable(agent_id)
+        precheck(deadline, cancel, "disable_approximate_search")
+
+        async def work(conn: psycopg.AsyncConnection) -> None:
+            await _namespace(conn, agent_id, None, exclusive=True)
+            await approximate.drop_index(conn, agent_id)
+
+        await self._call(agent_id, work, "disable_approximate_search", deadline, cancel)
+        self._certs.pop(agent_id, None)
+
+    def health(self, agent_id: str) -> VectorHealth:
+        if self._session.closed:
+            return VectorHealth.STOPPED
+        if agent_id in self._quarantined:
+            return VectorHealth.QUARANTINED
+        return VectorHealth.SUSPECT if self._session.suspect else VectorHealth.AVAILABLE
+
+    async def aclose(self) -> None:
+        if self._session.closed:
+            return
+        self._certs.clear()
+        try:
+            await self._session.aclose()
+        finally:
+            if self._on_close is not None:
+                callback, self._on_close = self._on_close, None
+                callback()
+
+    # --- internals -----------------------------------------------------------------------
+    def _usable(self, agent_id: str, *, allow_quarantined: bool = False) -> None:
+        if self._session.closed:
+            raise StoreError("vector store is closed")
+        validate_agent_id(agent_id)
+        if agent_id in self._quarantined and not allow_quarantined:
+            raise StoreQuarantined(f"vector namespace of agent {agent_id!r} is quarantined")
+
+    def _certified(self, agent_id: str, certificate: ReadyCertificate) -> _Certified:
+        self._usable(agent_id)
+        certified = self._certs.get(agent_id)
+        if certified is None or certified.certificate != certificate:
+            raise VectorStoreCold(
+                f"vector namespace of agent {agent_id!r} has no ready certificate"
+            )
+        return certified
+
+    async def _call(
+        self,
+        agent_id: str,
+        work: Callable[[psycopg.AsyncConnection], Awaitable[T]],
+        what: str,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> T:
+        try:
+            return await self._session.run(work, what=what, deadline=deadline, cancel=cancel)
+        except StoreQuarantined:
+            self._quarantined.add(agent_id)
+            self._certs.pop(agent_id, None)
+            _log.error("vector namespace quarantined agent=%s", agent_id)
+            raise
+
+    async def _scan(
+        self,
+        agent_id: str,
+        certificate: ReadyCertificate,
+        vectors: Sequence[Sequence[float]],
+        top_k: int,
+        *,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> list[list[VectorHit]]:
+        certified = self._certified(agent_id, certificate)
+        precheck(deadline, cancel, "query")
+        check_top_k(top_k)
+        texts = query_texts(vectors, certificate.identity.dim)
+        if top_k == 0 or not texts:
+            return [[] for _ in texts]
+        params = {
+            "agent": agent_id,
+            "vectors": texts,
+            "dim": certificate.identity.dim,
+            "k": top_k,
+        }
+        statement: str | psycopg.sql.Composable = (
+            approximate.batch_query(agent_id, certificate.identity)
+            if certified.approximate
+            else vector_sql.BATCH_QUERY
+        )
+        return await self._fetch(
+            agent_id,
+            certified,
+            statement,
+            params,
+            answers=len(texts),
+            what="query",
+            deadline=deadline,
+            cancel=cancel,
+        )
+
+    async def _fetch(
+        self,
+        agent_id: str,
+        certified: _Certified,
+        statement: str | psycopg.sql.Composable,
+        params: dict[str, object],
+        *,
+        answers: int,
+        what: str,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> list[list[VectorHit]]:
+        async def work(conn: psycopg.AsyncConnection) -> list[tuple[object, ...]]:
+            if certified.approximate:
+                await approximate.tune(conn, self._hnsw)
+            return await (await conn.execute(statement, params)).fetchall()
+
+        rows = await self._call(agent_id, work, what, deadline, cancel)
+        if not rows or rows[0][0] != certified.generation:
+            # Rebuilt or dropped since the warm-up, possibly by another process.
+            self._certs.pop(agent_id, None)
+            raise VectorStoreCold(f"vector namespace of agent {agent_id!r} changed since warm-up")
+        hits: list[list[VectorHit]] = [[] for _ in range(answers)]
+        for _generation, position, claim_id, distance in rows:
+            if claim_id is not None:
+                hits[int(position) - 1].append(
+                    VectorHit(claim_id=claim_id, similarity=1.0 - float(distance))
+                )
+        return hits
