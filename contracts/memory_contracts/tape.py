@@ -15,9 +15,14 @@ tape adapter"):
         def harness(self, tape):
             return MyTapeHarness(tape)  # implements TapeHarness with the host's own writes
 
-The tape must be a `TapeRawEntryReader`; checks of the other three ports are skipped when
-the tape does not implement them. Port calls run through `run` (asyncio.run per call);
-override it if your adapter is bound to one event loop.
+The tape must be a `TapeRawEntryReader`. The other three ports and the harness's optional
+`append_unprojected` are capabilities ("tape_anchor_writer", "tape_inspection_reader",
+"ingestion_projection", "lagging_projection"): declare the ones your tape has in
+`capabilities`, and with `memory_contracts.pytest_plugin` loaded the checks of the others
+are deselected with the reason, while a declared one your tape lacks fails. Declare
+nothing (the default) and checks of what the tape does not implement are skipped. Port
+calls run through `run` (asyncio.run per call); override it if your adapter is bound to
+one event loop.
 """
 
 from __future__ import annotations
@@ -25,11 +30,12 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Coroutine, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import pytest
 
 from memory_contracts.fakes import ManualClock
+from memory_contracts.pytest_plugin import require_declared, requires_capability
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.errors import DeadlineExceeded, OperationCancelled, ValidationError
 from memory_core.ports.tape import (
@@ -47,10 +53,17 @@ from memory_core.ports.tape import (
 )
 from memory_core.services.fork_cursor import fork_selection
 
-__all__ = ["TapeContract", "TapeHarness"]
+__all__ = ["PORT_CAPABILITIES", "TapeContract", "TapeHarness"]
 
 T = TypeVar("T")
 USER, ASSISTANT = EntryRole.USER, EntryRole.ASSISTANT
+
+# The optional tape ports, as the capability names a TapeContract subclass declares.
+PORT_CAPABILITIES: dict[type, str] = {
+    TapeAnchorWriter: "tape_anchor_writer",
+    TapeInspectionReader: "tape_inspection_reader",
+    IngestionProjection: "ingestion_projection",
+}
 
 
 class TapeHarness(Protocol):
@@ -86,13 +99,17 @@ class TapeHarness(Protocol):
     ) -> TapeEntry | None:
         """Optional. Append a message without updating the projection (as a crashed or
         older writer would), or return None if the tape cannot lag its projection; without
-        it the stale-path check is skipped."""
+        it the stale-path check is skipped (capability "lagging_projection")."""
         ...
 
 
 class TapeContract:
     """Subclass it as `Test…` and provide the `tape` and (unless the tape is its own
     harness) `harness` fixtures."""
+
+    #: None: check at run time what the tape implements; or the set of capabilities the
+    #: tape promises (see the module docstring), so missing ones are deselected, not run.
+    capabilities: ClassVar[frozenset[str] | None] = None
 
     @pytest.fixture
     def tape(self) -> TapeRawEntryReader:
@@ -124,9 +141,15 @@ class TapeContract:
         values = {"kind": AnchorKind.VIEW_ASSEMBLED, "message_id": None, "payload": {}, **fields}
         return self._call(clock, tape.append, Anchor(**values))
 
-    @staticmethod
-    def _require(tape: object, port: type) -> None:
-        if not isinstance(tape, port):
+    def _require(self, tape: object, port: type) -> None:
+        capability = PORT_CAPABILITIES[port]
+        if require_declared(self, capability):
+            if not isinstance(tape, port):
+                pytest.fail(
+                    f"{type(self).__qualname__} declares {capability!r}, but the tape "
+                    f"({type(tape).__qualname__}) does not implement {port.__name__}"
+                )
+        elif not isinstance(tape, port):
             pytest.skip(f"the tape does not implement {port.__name__}")
 
     def _assert_range_consistent(self, tape: Any, clock: ManualClock, session_id: str) -> None:
@@ -217,6 +240,7 @@ class TapeContract:
         assert self._entries(tape, clock, "src") == source
 
     # --- TapeAnchorWriter + TapeInspectionReader -----------------------------------------
+    @requires_capability("tape_anchor_writer")
     def test_anchors_get_unique_ids_and_stay_out_of_the_tape(
         self, tape: Any, harness: TapeHarness, clock: ManualClock
     ) -> None:
@@ -231,6 +255,7 @@ class TapeContract:
         assert len(set(ids)) == 3
         assert self._entries(tape, clock, "s1") == [message]
 
+    @requires_capability("tape_anchor_writer", "tape_inspection_reader")
     def test_view_manifests_are_listed_newest_first_and_filtered_in_storage(
         self, tape: Any, clock: ManualClock
     ) -> None:
@@ -260,6 +285,7 @@ class TapeContract:
         assert [r.anchor_id for r in self._call(clock, listing, "A", limit=2)] == [a3, a2]
         assert list(self._call(clock, listing, "nobody")) == []
 
+    @requires_capability("tape_anchor_writer", "tape_inspection_reader")
     def test_bad_limits_and_non_json_payloads_are_refused_by_name(
         self, tape: Any, clock: ManualClock
     ) -> None:
@@ -276,6 +302,7 @@ class TapeContract:
             assert excinfo.value.field == "payload"
         assert list(self._call(clock, tape.list_memory_view_manifests_by_agent, "A")) == []
 
+    @requires_capability("tape_inspection_reader")
     def test_source_span_shows_only_effective_messages_of_the_session(
         self, tape: Any, harness: TapeHarness, clock: ManualClock
     ) -> None:
@@ -298,6 +325,7 @@ class TapeContract:
         assert self._call(clock, span_of, "s1", [other.id]) is None
 
     # --- IngestionProjection -------------------------------------------------------------
+    @requires_capability("ingestion_projection")
     def test_a_current_range_is_exactly_the_effective_tape_after_the_cursor(
         self, tape: Any, harness: TapeHarness, clock: ManualClock
     ) -> None:
@@ -317,6 +345,7 @@ class TapeContract:
         self._assert_range_consistent(tape, clock, "s1")
         assert list(self._range(tape, clock, "unknown", 0).entries) == []
 
+    @requires_capability("ingestion_projection", "tape_anchor_writer")
     def test_an_anchor_does_not_make_the_projection_stale(
         self, tape: Any, harness: TapeHarness, clock: ManualClock
     ) -> None:
@@ -330,6 +359,7 @@ class TapeContract:
         after = self._range(tape, clock, "s1", 0)
         assert after.current and after.tape_head == before.tape_head
 
+    @requires_capability("ingestion_projection", "lagging_projection")
     def test_a_lagging_projection_is_not_current_until_rebuilt(
         self, tape: Any, harness: TapeHarness, clock: ManualClock
     ) -> None:
@@ -337,9 +367,15 @@ class TapeContract:
         effective tape makes it current again, including the message it had missed."""
         self._require(tape, IngestionProjection)
         harness.append_message("s1", USER, "seen")
+        promised = require_declared(self, "lagging_projection")
         append_unprojected = getattr(harness, "append_unprojected", None)
         missed = None if append_unprojected is None else append_unprojected("s1", ASSISTANT, "x")
         if missed is None:
+            if promised:
+                pytest.fail(
+                    f"{type(self).__qualname__} declares 'lagging_projection', but the "
+                    "harness has no append_unprojected or it returned None"
+                )
             pytest.skip("the harness cannot make the projection lag the tape")
         stale = self._range(tape, clock, "s1", 0)
         assert not stale.current and list(stale.entries) == []

@@ -3,7 +3,9 @@
 Subclass `VectorStoreContract` in a test module and override the `open_vector_store`
 fixture with one returning a zero-argument callable; each call opens a store over the same
 persistent state (the same directory, the same backing dict), so a second call is a reopen.
-A store that keeps nothing across a reopen sets `persistent = False`:
+A store that keeps nothing across a reopen declares `capabilities` without "persistence"
+(with `memory_contracts.pytest_plugin` loaded, the reopen test is then deselected with that
+reason; without it, the test skips):
 
     class TestMyStore(VectorStoreContract):
         @pytest.fixture
@@ -34,6 +36,7 @@ from memory_core.domain.errors import (
 from memory_core.ports.vectors import ReadyCertificate, VectorStore, VectorStoreCold
 
 from .fakes import ManualClock
+from .pytest_plugin import require_declared, requires_capability
 
 __all__ = ["IDENTITY", "VectorStoreContract"]
 
@@ -51,7 +54,8 @@ def _run(scenario: Callable[[], Awaitable[None]]) -> None:
 class VectorStoreContract:
     """The suite. Override `open_vector_store`; leave the tests alone."""
 
-    persistent: ClassVar[bool] = True
+    #: What the store can do; "persistence": data survives a close and a reopen.
+    capabilities: ClassVar[frozenset[str]] = frozenset({"persistence"})
 
     @pytest.fixture
     def open_vector_store(self) -> Opener:
@@ -309,12 +313,12 @@ class VectorStoreContract:
 
         _run(scenario)
 
+    @requires_capability("persistence")
     def test_vectors_survive_close_and_reopen_but_certificates_do_not(
         self, open_vector_store: Opener, clock: ManualClock
     ) -> None:
         """R-VEC-4: stored vectors persist; a reopened store is cold until warmed again."""
-        if not self.persistent:
-            pytest.skip("this store keeps nothing across a reopen")
+        require_declared(self, "persistence")
 
         async def scenario() -> None:
             store = open_vector_store()

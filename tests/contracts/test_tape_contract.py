@@ -11,6 +11,13 @@ from memory_adapters.tapes import InMemoryTape, JsonlTape, SqliteTape
 from memory_contracts.tape import TapeContract
 from memory_core.ports.tape import EntryRole, TapeEntry
 
+# Capabilities a tape lacks deselect the tests that need them, with the reason reported.
+pytest_plugins = ["memory_contracts.pytest_plugin"]
+
+# Every first-party tape implements all four ports; FirstPartyHarness can lag the projection.
+ALL_PORTS = frozenset({"tape_anchor_writer", "tape_inspection_reader", "ingestion_projection"})
+WITH_HARNESS = ALL_PORTS | {"lagging_projection"}
+
 
 class FirstPartyHarness:
     """The adapters' own host writes, plus `project=False` for the lagging-projection check."""
@@ -27,6 +34,8 @@ class FirstPartyHarness:
 
 
 class TestInMemoryTapeContract(TapeContract):
+    capabilities = WITH_HARNESS
+
     @pytest.fixture
     def tape(self) -> InMemoryTape:
         return InMemoryTape()
@@ -37,6 +46,8 @@ class TestInMemoryTapeContract(TapeContract):
 
 
 class TestJsonlTapeContract(TapeContract):
+    capabilities = WITH_HARNESS
+
     @pytest.fixture
     def tape(self, tmp_path: Path):
         with JsonlTape(tmp_path / "tape.jsonl") as tape:
@@ -48,6 +59,8 @@ class TestJsonlTapeContract(TapeContract):
 
 
 class TestSqliteTapeContract(TapeContract):
+    capabilities = WITH_HARNESS
+
     @pytest.fixture
     def tape(self, tmp_path: Path):
         with SqliteTape(tmp_path / "tape.sqlite3") as tape:
@@ -59,8 +72,11 @@ class TestSqliteTapeContract(TapeContract):
 
 
 class TestInMemoryTapeAsItsOwnHarness(TapeContract):
-    """A tape whose host writes match TapeHarness needs only the `tape` fixture; the
-    lagging-projection check is then skipped, as for any harness without it."""
+    """A tape whose host writes match TapeHarness needs only the `tape` fixture; without
+    `append_unprojected` it does not declare "lagging_projection", so that check is
+    deselected, as for any harness without it."""
+
+    capabilities = ALL_PORTS
 
     @pytest.fixture
     def tape(self) -> InMemoryTape:

@@ -15,6 +15,9 @@ from memory_contracts.fake_vector_store import InMemoryVectorStore, Namespace
 from memory_contracts.fakes import ManualClock
 from memory_contracts.vector_store import Opener, VectorStoreContract
 
+# Capabilities a store lacks deselect the tests that need them, with the reason reported.
+pytest_plugins = ["memory_contracts.pytest_plugin"]
+
 
 class TestDuckDBVectorStoreContract(VectorStoreContract):
     @pytest.fixture
@@ -23,7 +26,7 @@ class TestDuckDBVectorStoreContract(VectorStoreContract):
 
 
 class TestDuckDBInMemoryVectorStoreContract(VectorStoreContract):
-    persistent = False
+    capabilities = frozenset()  # in-memory databases: nothing survives a reopen
 
     @pytest.fixture
     def open_vector_store(self, clock: ManualClock) -> Opener:
