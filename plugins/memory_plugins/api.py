@@ -1,0 +1,272 @@
+"""The host API: open the memory and drive it from async code or, through `SyncMemory`, sync code.
+
+An async host (R-HOST-1)::
+
+    memory = await open_memory_async("~/.my-app/memory", tape=my_tape)
+    runtime = memory.session("assistant", chat_id)
+    turn = await runtime.prepare_turn(message_id, user_text)
+    reply = await llm(place(turn, user_text))           # memory first, the user's words last
+    runtime.after_turn_settled(TurnOutcome(status=TurnStatus.COMPLETED))
+    ...
+    await memory.aclose()
+
+A sync host uses `SyncMemory`, which owns a private event loop thread. `open_memory` itself
+is synchronous today (it only opens local files and builds objects); `open_memory_async`
+runs it off the caller's event loop so a slow model load never stalls other tasks, and
+keeps async hosts source-compatible if opening ever has to await.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from typing import Any, TypeVar
+
+from memory_core.domain.claims import Claim
+from memory_core.services.ingestion_types import SessionKind, TurnOutcome, TurnStatus
+from memory_core.services.retrieval import RetrievalResult
+from memory_core.services.runtime import MemoryRuntime, TurnContribution, place
+from memory_core.services.service import ForgetResult, MemoryService, RememberResult
+from memory_plugins.bootstrap import open_memory
+from memory_plugins.config import MemoryConfig
+from memory_plugins.registry import PluginRegistry
+from memory_plugins.tools import handle_tool_call
+
+__all__ = [
+    "MemoryRuntime",
+    "MemoryService",
+    "SyncMemory",
+    "TurnContribution",
+    "TurnOutcome",
+    "TurnStatus",
+    "open_memory",
+    "open_memory_async",
+    "place",
+]
+
+T = TypeVar("T")
+
+_CALL_TIMEOUT = object()  # `_call`'s default: the instance's `call_timeout`
+
+PathLike = str | os.PathLike[str]
+
+
+async def open_memory_async(
+    data_dir: PathLike | None = None,
+    *,
+    config: MemoryConfig | PathLike | None = None,
+    tape: object | None = None,
+    plugins: Iterable[object] = (),
+    registry: PluginRegistry | None = None,
+    strict_plugins: bool = False,
+) -> MemoryService:
+    """`open_memory` for async hosts: same arguments, run in a worker thread so that plugin
+    loading and a local model's start-up do not block the event loop."""
+    return await asyncio.to_thread(
+        open_memory,
+        data_dir,
+        config=config,
+        tape=tape,
+        plugins=plugins,
+        registry=registry,
+        strict_plugins=strict_plugins,
+    )
+
+
+class SyncMemory:
+    """A `MemoryService` for synchronous hosts: every call runs on a private event loop.
+
+    Limits, by design:
+
+    - Each call blocks the calling thread until it is done. Calls from several threads are
+      served one loop step at a time on the one private loop — right for a chat app or a
+      script, not for a server under load (use the async API there).
+    - Background work (extraction after `after_turn_settled`, embedding) runs on the private
+      loop between and during your calls; `close()` waits for it before closing the stores.
+    - The tape you pass is read on the loop thread while you write to it from yours, so it
+      must be thread-safe (the first-party tapes are).
+    - Never call a `SyncMemory` from code that itself runs on its loop (a plugin, a tape
+      method): that would wait for itself, so it raises RuntimeError instead.
+    - Returned values are frozen attrs values, safe to keep anywhere. The underlying
+      `service` belongs to the loop: reach it only through `run(...)`.
+    - `call_timeout` (seconds, None = no limit) bounds each call; a call that overruns is
+      cancelled and raises TimeoutError. Turns have their own soft deadline regardless.
+    """
+
+    def __init__(
+        self,
+        data_dir: PathLike | None = None,
+        *,
+        config: MemoryConfig | PathLike | None = None,
+        tape: object | None = None,
+        plugins: Iterable[object] = (),
+        registry: PluginRegistry | None = None,
+        strict_plugins: bool = False,
+        call_timeout: float | None = None,
+    ) -> None:
+        self._timeout = call_timeout
+        self._closed = False
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="agent-memory-loop", daemon=True
+        )
+        self._thread.start()
+
+        async def build() -> MemoryService:
+            # Built on the loop thread: the service spawns its background tasks there.
+            return open_memory(
+                data_dir,
+                config=config,
+                tape=tape,
+                plugins=plugins,
+                registry=registry,
+                strict_plugins=strict_plugins,
+            )
+
+        try:
+            self._service = self._call(build())
+        except BaseException:
+            self._stop_loop()
+            raise
+
+    # --- generic ------------------------------------------------------------------------
+    def run(self, work: Callable[[MemoryService], Awaitable[T]]) -> T:
+        """Run `await work(service)` on the memory's loop and return its result."""
+        service = self._require_open()
+
+        async def call() -> T:
+            return await work(service)
+
+        return self._call(call())
+
+    # --- the model's tools and the user's controls --------------------------------------
+    def remember(
+        self,
+        agent_id: str,
+        content: str,
+        *,
+        session_id: str | None = None,
+        user_add: bool = False,
+    ) -> RememberResult:
+        return self.run(
+            lambda m: m.remember(agent_id, content, session_id=session_id, user_add=user_add)
+        )
+
+    def recall(
+        self,
+        agent_id: str,
+        query: str,
+        *,
+        session_id: str | None = None,
+        top_k: int | None = None,
+    ) -> RetrievalResult:
+        return self.run(lambda m: m.recall(agent_id, query, session_id=session_id, top_k=top_k))
+
+    def forget(self, agent_id: str, claim_id: str) -> ForgetResult:
+        return self.run(lambda m: m.forget(agent_id, claim_id))
+
+    def restore(self, agent_id: str, claim_id: str) -> Claim:
+        return self.run(lambda m: m.restore(agent_id, claim_id))
+
+    def delete(self, agent_id: str, claim_id: str) -> int:
+        return self.run(lambda m: m.delete(agent_id, claim_id))
+
+    def warm(self, agent_id: str) -> bool:
+        return self.run(lambda m: m.warm(agent_id))
+
+    def handle_tool_call(
+        self,
+        agent_id: str,
+        session_id: str | None,
+        name: str,
+        arguments: str | Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
+        """`memory_plugins.tools.handle_tool_call` on this memory."""
+        return self.run(lambda m: handle_tool_call(m, agent_id, session_id, name, arguments))
+
+    # --- the turn -------------------------------------------------------------------------
+    def prepare_turn(
+        self,
+        agent_id: str,
+        session_id: str,
+        message_id: str,
+        user_text: str,
+        *,
+        budget_tokens: int | None = None,
+        kind: SessionKind | str = SessionKind.MAIN,
+    ) -> TurnContribution:
+        """The session's contribution for this user message (see `MemoryRuntime`)."""
+
+        async def work(memory: MemoryService) -> TurnContribution:
+            runtime = memory.session(agent_id, session_id, kind=kind)
+            return await runtime.prepare_turn(message_id, user_text, budget_tokens=budget_tokens)
+
+        return self.run(work)
+
+    def after_turn_settled(
+        self,
+        agent_id: str,
+        session_id: str,
+        outcome: TurnOutcome,
+        *,
+        kind: SessionKind | str = SessionKind.MAIN,
+    ) -> bool:
+        """Report a settled turn; extraction (if admitted) continues in the background."""
+
+        async def work(memory: MemoryService) -> bool:
+            # On the loop: the runtime spawns the extraction task on the running loop.
+            return memory.session(agent_id, session_id, kind=kind).after_turn_settled(outcome)
+
+        return self.run(work)
+
+    def drain(self, agent_id: str, session_id: str) -> None:
+        """Wait until the session's background extraction has settled."""
+
+        async def work(memory: MemoryService) -> None:
+            await memory.session(agent_id, session_id).drain()
+
+        self.run(work)
+
+    # --- lifecycle ------------------------------------------------------------------------
+    def close(self) -> None:
+        """Wait for background work, close providers and stores, stop the loop. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._call(self._service.aclose(), timeout=None)
+        finally:
+            self._stop_loop()
+
+    def __enter__(self) -> SyncMemory:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # --- internals ------------------------------------------------------------------------
+    def _require_open(self) -> MemoryService:
+        if self._closed:
+            raise RuntimeError("SyncMemory is closed")
+        return self._service
+
+    def _call(
+        self, coroutine: Coroutine[Any, Any, T], *, timeout: float | object | None = _CALL_TIMEOUT
+    ) -> T:
+        if threading.current_thread() is self._thread:
+            coroutine.close()
+            raise RuntimeError("SyncMemory called from its own event loop: use the async API")
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        limit = self._timeout if timeout is _CALL_TIMEOUT else timeout
+        try:
+            return future.result(limit)  # type: ignore[arg-type]
+        except TimeoutError:
+            future.cancel()
+            raise
+
+    def _stop_loop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
