@@ -9,6 +9,7 @@ docs/scale-out.md for when to move, configuration, and what is (and is not) guar
 from __future__ import annotations
 
 from memory_adapters.postgres_store.approximate import HnswParameters
+from memory_adapters.postgres_store.claim_store import PostgresClaimStore
 from memory_adapters.postgres_store.connection import ConnectionSettings
 from memory_adapters.postgres_store.embedded import EmbeddedLease, EmbeddedPostgres, lease_embedded
 from memory_adapters.postgres_store.vectors import PostgresVectorStore
@@ -18,6 +19,7 @@ __all__ = [
     "EmbeddedLease",
     "EmbeddedPostgres",
     "HnswParameters",
+    "PostgresClaimStore",
     "PostgresVectorStore",
     "lease_embedded",
 ]

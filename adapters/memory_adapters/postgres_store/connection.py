@@ -99,4 +99,4 @@ def search_path_sql(schema: str, extension_schemas: Sequence[str]) -> sql.Compos
 def agent_lock_key(schema: str, agent_id: str) -> str:
     """The text hashed into an agent's advisory lock: writers of one agent in one schema
     serialise (like SQLite's single writer, but per agent); other agents never wait."""
-    return f"agent-memory\0{schema}\0{agent_id}"
+    return f"agent-memory/{schema}/{agent_id}"

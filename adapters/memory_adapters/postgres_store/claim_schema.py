@@ -1,0 +1,331 @@
+"""DDL of the claim component: tables, named CHECKs, triggers and indexes (R-STORE-1).
+
+PostgreSQL can add constraints to existing tables, so the temporal and scope invariants
+are plain named CHECK constraints (mapped to TemporalError / ScopeError by name) rather
+than the trigger pairs SQLite needs. Id, owner and scope columns use the "C" collation:
+their order is code-point order, the order the contract (and Python) sort by.
+
+There is no FTS mirror to keep in step: lexical search runs on `content` itself, served by
+a pg_trgm GIN index when the extension is available (see `fts`). The clear fence and the
+dirty-work index are triggers, as in SQLite, so every write path honours them; a repair
+lifts the fence for its own transaction only, through a transaction-local setting.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+from memory_adapters.postgres_store.errors import (
+    CLEAR_GUARD_SQLSTATE,
+    SCOPE_CONSTRAINT,
+    TEMPORAL_CONSTRAINT,
+)
+from memory_adapters.postgres_store.migrations import Extensions, Migration
+from memory_core.domain.claims import Category, ClaimKind, EmbeddingState, Lifecycle
+from memory_core.domain.directives import DirectiveKind, DirectiveSource, DirectiveStatus
+from memory_core.domain.temporal import Precision, TemporalKind
+
+__all__ = [
+    "COMPONENT",
+    "GUARD_SETTING",
+    "MIGRATIONS",
+    "OPTIONAL_EXTENSIONS",
+    "RECALLABLE_KINDS_SQL",
+    "recallable",
+    "scope_valid",
+    "temporal_valid",
+]
+
+COMPONENT = "claims"
+OPTIONAL_EXTENSIONS = ("pg_trgm", "btree_gin")
+# Transaction-local switch that lifts the clear guard (startup repair only, R-SCOPE-4).
+GUARD_SETTING = "agent_memory.suspend_clear_guard"
+
+
+def _in(values: object) -> str:
+    return "(" + ", ".join(f"'{getattr(v, 'value', v)}'" for v in values) + ")"  # type: ignore[attr-defined]
+
+
+RECALLABLE_KINDS_SQL = _in(kind for kind in ClaimKind if not kind.is_internal)
+_TIMED_KINDS = _in(kind for kind in TemporalKind if kind is not TemporalKind.ATEMPORAL)
+_TRIM = r"E' \t\n\v\f\r'"  # the ASCII whitespace Python's strip() removes too
+
+
+def recallable(p: str = "") -> str:
+    """Rows recall may return: active, not superseded, not internal."""
+    return (
+        f"({p}lifecycle_state = 'active' AND {p}superseded_by IS NULL"
+        f" AND {p}kind IN {RECALLABLE_KINDS_SQL})"
+    )
+
+
+def temporal_valid(p: str = "") -> str:
+    """R-TIME-1/2: atemporal carries nothing; other kinds carry precision, zone, confidence."""
+    return f"""COALESCE((
+      ({p}temporal_kind = 'atemporal' AND {p}valid_from IS NULL AND {p}valid_until IS NULL
+        AND {p}temporal_precision IS NULL AND {p}temporal_timezone IS NULL
+        AND {p}temporal_confidence IS NULL)
+      OR ({p}temporal_kind IN {_TIMED_KINDS}
+        AND {p}temporal_precision IN {_in(Precision)}
+        AND length({p}temporal_timezone) BETWEEN 1 AND 128
+        AND {p}temporal_timezone = btrim({p}temporal_timezone, {_TRIM})
+        AND {p}temporal_confidence BETWEEN 0 AND 1
+        AND ({p}valid_from IS NULL OR {p}valid_until IS NULL OR {p}valid_from < {p}valid_until))
+    ), false)"""
+
+
+def scope_valid(p: str = "") -> str:
+    """R-SCOPE-1/2: agent ⇔ no scope id; the legacy shadow mirrors a User scope id only."""
+    return f"""COALESCE((
+      ({p}scope_type = 'agent' AND {p}scope_id IS NULL AND {p}user_scope IS NULL)
+      OR ({p}scope_type IN ('user', 'project', 'session')
+        AND length({p}scope_id) BETWEEN 1 AND 256
+        AND {p}scope_id = btrim({p}scope_id, {_TRIM})
+        AND CASE {p}scope_type WHEN 'user' THEN {p}user_scope IS NOT DISTINCT FROM {p}scope_id
+                              ELSE {p}user_scope IS NULL END)
+    ), false)"""
+
+
+_CLAIMS_TABLE = f"""
+CREATE TABLE agent_memory (
+  agent_id text COLLATE "C" NOT NULL CHECK (length(agent_id) BETWEEN 1 AND 128),
+  id text COLLATE "C" NOT NULL CHECK (length(id) BETWEEN 1 AND 128),
+  kind text NOT NULL CHECK (kind IN {_in(ClaimKind)}),
+  content text NOT NULL CHECK (length(content) >= 1),
+  canonical_content text NOT NULL,
+  category text CHECK (category IN {_in(Category)}),
+  importance double precision NOT NULL DEFAULT 0.5 CHECK (importance BETWEEN 0 AND 1),
+  confidence double precision CHECK (confidence BETWEEN 0 AND 1),
+  temporal_kind text NOT NULL DEFAULT 'atemporal',
+  valid_from timestamptz,
+  valid_until timestamptz,
+  temporal_precision text,
+  temporal_timezone text,
+  temporal_confidence double precision,
+  scope_type text COLLATE "C" NOT NULL DEFAULT 'agent',
+  scope_id text COLLATE "C",
+  user_scope text COLLATE "C",
+  provenance_key text COLLATE "C",
+  source_session text,
+  source_entry_ids text[] NOT NULL DEFAULT '{{}}',
+  source_first_seq bigint,
+  source_last_seq bigint,
+  extractor text,
+  lifecycle_state text NOT NULL DEFAULT 'active' CHECK (lifecycle_state IN {_in(Lifecycle)}),
+  embedding_state text NOT NULL DEFAULT 'pending'
+    CHECK (embedding_state IN {_in(EmbeddingState)}),
+  embedding_provider text,
+  embedding_model text,
+  embedding_dim integer CHECK (embedding_dim > 0),
+  revision integer NOT NULL DEFAULT 1 CHECK (revision >= 1),
+  created_at timestamptz NOT NULL,
+  updated_at timestamptz NOT NULL,
+  last_accessed timestamptz,
+  access_count bigint NOT NULL DEFAULT 0 CHECK (access_count >= 0),
+  superseded_by text COLLATE "C" CHECK (superseded_by <> id),
+  slot text,
+  conflict_with text COLLATE "C",
+  conflict_state text CHECK (conflict_state = 'challenged'),
+  PRIMARY KEY (agent_id, id),
+  CONSTRAINT {TEMPORAL_CONSTRAINT} CHECK ({temporal_valid()}),
+  CONSTRAINT {SCOPE_CONSTRAINT} CHECK ({scope_valid()}),
+  CHECK (embedding_state <> 'ready'
+         OR (embedding_provider IS NOT NULL AND embedding_model IS NOT NULL
+             AND embedding_dim IS NOT NULL))
+)"""
+
+_CLAIM_INDEXES = (
+    """CREATE UNIQUE INDEX agent_memory_provenance
+         ON agent_memory (agent_id, provenance_key) WHERE provenance_key IS NOT NULL""",
+    "CREATE INDEX agent_memory_listing ON agent_memory (agent_id, created_at DESC, id DESC)",
+    f"""CREATE INDEX agent_memory_scoped_recall
+         ON agent_memory (agent_id, scope_type, scope_id, importance DESC, created_at DESC, id)
+         WHERE {recallable()}""",
+    f"""CREATE INDEX agent_memory_pending_embedding
+         ON agent_memory (agent_id, created_at, id)
+         WHERE embedding_state = 'pending' AND {recallable()}""",
+    # Startup repair lists distinct zones through this index instead of scanning the table.
+    """CREATE INDEX agent_memory_timezone ON agent_memory (temporal_timezone)
+         WHERE temporal_timezone IS NOT NULL""",
+    f"""CREATE INDEX agent_memory_ready_embedding
+         ON agent_memory (agent_id, embedding_provider, embedding_model, embedding_dim, id)
+         WHERE embedding_state = 'ready' AND {recallable()}""",
+)
+
+
+def _trigram_index(extensions: Extensions) -> str | None:
+    """Substring search for every script, owner first when btree_gin lets the GIN index
+    hold the owner too (one index probe per agent, not one per matching row of anyone)."""
+    if not extensions.has("pg_trgm"):
+        return None
+    columns = (
+        "agent_id, content gin_trgm_ops"
+        if extensions.has("btree_gin")
+        else ("content gin_trgm_ops")
+    )
+    return f"CREATE INDEX agent_memory_trigram ON agent_memory USING gin ({columns})" + (
+        f" WHERE {recallable()}"
+    )
+
+
+_SIDE_TABLES = (
+    f"""CREATE TABLE agent_memory_directive (
+      agent_id text COLLATE "C" NOT NULL CHECK (length(agent_id) BETWEEN 1 AND 128),
+      id text COLLATE "C" NOT NULL CHECK (length(id) BETWEEN 1 AND 128),
+      kind text NOT NULL CHECK (kind IN {_in(DirectiveKind)}),
+      status text NOT NULL CHECK (status IN {_in(DirectiveStatus)}),
+      source text NOT NULL CHECK (source IN {_in(DirectiveSource)}),
+      content text NOT NULL CHECK (length(content) BETWEEN 1 AND 2000),
+      normalized_topic text CHECK (
+        CASE kind WHEN 'instruction' THEN normalized_topic IS NULL
+        ELSE length(normalized_topic) BETWEEN 1 AND 512 END),
+      identity_hash text COLLATE "C" NOT NULL CHECK (identity_hash ~ '^[0-9a-f]{{64}}$'),
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL CHECK (updated_at >= created_at),
+      PRIMARY KEY (agent_id, id),
+      UNIQUE (agent_id, kind, identity_hash)
+    )""",
+    "CREATE INDEX agent_memory_directive_order ON agent_memory_directive"
+    " (agent_id, updated_at DESC, id)",
+    # Lineage outlives its endpoints, so there are no foreign keys (R-LINEAGE-1).
+    """CREATE TABLE agent_memory_derivation (
+      agent_id text COLLATE "C" NOT NULL,
+      parent_memory_id text COLLATE "C" NOT NULL,
+      child_memory_id text COLLATE "C" NOT NULL,
+      derivation_kind text NOT NULL
+        CHECK (derivation_kind IN ('merge', 'reflection', 'supersede', 'manual_edit')),
+      created_at timestamptz NOT NULL,
+      CHECK (parent_memory_id <> child_memory_id),
+      PRIMARY KEY (agent_id, parent_memory_id, child_memory_id, derivation_kind)
+    )""",
+    "CREATE INDEX agent_memory_derivation_child ON agent_memory_derivation"
+    " (agent_id, child_memory_id, created_at, parent_memory_id)",
+    # Hashes only: a tombstone must never be a copy of what it forgets (R-FORGET-1).
+    """CREATE TABLE agent_memory_tombstone (
+      agent_id text COLLATE "C" NOT NULL,
+      identity_kind text NOT NULL CHECK (identity_kind IN ('provenance', 'content')),
+      identity_hash text COLLATE "C" NOT NULL CHECK (identity_hash ~ '^[0-9a-f]{64}$'),
+      created_at timestamptz NOT NULL,
+      reason text NOT NULL CHECK (reason IN ('selective_delete', 'agent_clear')),
+      PRIMARY KEY (agent_id, identity_kind, identity_hash)
+    )""",
+    """CREATE TABLE agent_memory_dirty (
+      agent_id text COLLATE "C" NOT NULL,
+      memory_id text COLLATE "C" NOT NULL,
+      generation bigint NOT NULL CHECK (generation >= 1),
+      claim_revision integer NOT NULL CHECK (claim_revision >= 1),
+      enqueued_at timestamptz NOT NULL,
+      PRIMARY KEY (agent_id, memory_id)
+    )""",
+    "CREATE INDEX agent_memory_dirty_queue ON agent_memory_dirty"
+    " (agent_id, enqueued_at, memory_id)",
+    """CREATE TABLE agent_memory_clear_job (
+      agent_id text COLLATE "C" NOT NULL PRIMARY KEY,
+      created_at timestamptz NOT NULL,
+      removed_count bigint NOT NULL DEFAULT 0 CHECK (removed_count >= 0),
+      phase text NOT NULL DEFAULT 'claims' CHECK (phase IN ('claims', 'vectors'))
+    )""",
+    # Ids, counts and closed enums only; never content (R-ARCH-6).
+    """CREATE TABLE agent_memory_audit (
+      id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      agent_id text COLLATE "C" NOT NULL,
+      event_type text NOT NULL,
+      actor_type text NOT NULL CHECK (actor_type IN ('scheduler', 'user', 'runtime', 'system')),
+      memory_ref_id text COLLATE "C",
+      refs jsonb NOT NULL DEFAULT '{}',
+      status text NOT NULL CHECK (status IN ('completed', 'skipped', 'failed')),
+      created_at timestamptz NOT NULL
+    )""",
+    "CREATE INDEX agent_memory_audit_agent ON agent_memory_audit (agent_id, created_at, id)",
+    "CREATE INDEX agent_memory_audit_event ON agent_memory_audit (event_type, created_at, id)",
+)
+
+_JOB_FOR = "EXISTS (SELECT 1 FROM agent_memory_clear_job j WHERE j.agent_id = {})"
+
+_FUNCTIONS = (
+    # R-FORGET-3: while a clear job exists nothing may add or change that agent's claims.
+    # DELETE stays allowed so the clear itself can proceed.
+    f"""CREATE FUNCTION agent_memory_clear_guard() RETURNS trigger
+      LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+    BEGIN
+      IF coalesce(current_setting('{GUARD_SETTING}', true), '') = 'on' THEN
+        RETURN NEW;
+      END IF;
+      IF {_JOB_FOR.format("NEW.agent_id")}
+         OR (TG_OP = 'UPDATE' AND {_JOB_FOR.format("OLD.agent_id")}) THEN
+        RAISE EXCEPTION 'agent memory clear in progress' USING ERRCODE = '{CLEAR_GUARD_SQLSTATE}';
+      END IF;
+      RETURN NEW;
+    END $$""",
+    # R-MAINT-1: committed mutations of consolidatable kinds re-dirty a seed. A clear drops
+    # the agent's dirty state at its end, so its deletes do not seed anything.
+    """CREATE FUNCTION agent_memory_dirty_upsert() RETURNS trigger
+      LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+    DECLARE
+      rec agent_memory%ROWTYPE;
+      stamp timestamptz;
+    BEGIN
+      IF TG_OP = 'DELETE' THEN
+        rec := OLD;
+        stamp := OLD.updated_at;
+        IF EXISTS (SELECT 1 FROM agent_memory_clear_job j WHERE j.agent_id = OLD.agent_id) THEN
+          RETURN NULL;
+        END IF;
+      ELSE
+        rec := NEW;
+        stamp := CASE TG_OP WHEN 'INSERT' THEN NEW.created_at ELSE NEW.updated_at END;
+      END IF;
+      INSERT INTO agent_memory_dirty AS d
+        (agent_id, memory_id, generation, claim_revision, enqueued_at)
+      VALUES (rec.agent_id, rec.id, 1, greatest(1, rec.revision), stamp)
+      ON CONFLICT (agent_id, memory_id) DO UPDATE SET
+        generation = d.generation + 1,
+        claim_revision = excluded.claim_revision,
+        enqueued_at = greatest(d.enqueued_at, excluded.enqueued_at);
+      RETURN NULL;
+    END $$""",
+)
+
+_TRIGGERS = (
+    """CREATE TRIGGER agent_memory_clear_guard BEFORE INSERT OR UPDATE ON agent_memory
+      FOR EACH ROW EXECUTE FUNCTION agent_memory_clear_guard()""",
+    f"""CREATE TRIGGER agent_memory_dirty_ai AFTER INSERT ON agent_memory
+      FOR EACH ROW WHEN (NEW.kind IN {RECALLABLE_KINDS_SQL})
+      EXECUTE FUNCTION agent_memory_dirty_upsert()""",
+    f"""CREATE TRIGGER agent_memory_dirty_au AFTER UPDATE OF revision, embedding_state,
+        embedding_provider, embedding_model, embedding_dim ON agent_memory
+      FOR EACH ROW WHEN (NEW.kind IN {RECALLABLE_KINDS_SQL})
+      EXECUTE FUNCTION agent_memory_dirty_upsert()""",
+    f"""CREATE TRIGGER agent_memory_dirty_ad AFTER DELETE ON agent_memory
+      FOR EACH ROW WHEN (OLD.kind IN {RECALLABLE_KINDS_SQL})
+      EXECUTE FUNCTION agent_memory_dirty_upsert()""",
+)
+
+
+def _v1(conn: psycopg.Connection, extensions: Extensions) -> None:
+    trigram = _trigram_index(extensions)
+    statements = [
+        _CLAIMS_TABLE,
+        *_CLAIM_INDEXES,
+        *([trigram] if trigram else []),
+        *_SIDE_TABLES,
+        *_FUNCTIONS,
+        *_TRIGGERS,
+        "CREATE TABLE agent_memory_meta (key text PRIMARY KEY, value text NOT NULL)",
+    ]
+    for statement in statements:
+        conn.execute(statement)
+    fts_index = "none" if trigram is None else ("trgm+owner" if "agent_id," in trigram else "trgm")
+    conn.execute(
+        "INSERT INTO agent_memory_meta (key, value) VALUES ('fts_index', %s)", (fts_index,)
+    )
+
+
+MIGRATIONS = (
+    Migration(
+        component=COMPONENT,
+        version=1,
+        description="claims, directives, lineage, tombstones, dirty, clear jobs, audit, trigram",
+        apply=_v1,
+    ),
+)

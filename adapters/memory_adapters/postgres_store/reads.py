@@ -1,0 +1,138 @@
+"""Claim reads: by id, management listing, authoritative re-validation, pending embeddings.
+Every read is fenced by a pending clear in the same statement (R-FORGET-3), and a row a raw
+writer corrupted is skipped, never allowed to fail the batch (R-TIME-4)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+
+import psycopg
+
+from memory_adapters.postgres_store.claim_schema import RECALLABLE_KINDS_SQL, recallable
+from memory_adapters.postgres_store.queries import (
+    CLAIM_SELECT,
+    NOT_FENCED,
+    fetch_claim_row,
+    scope_clause,
+)
+from memory_adapters.postgres_store.rows import ClaimRow, CorruptRow, structure_row
+from memory_core.domain.claims import Claim, EmbeddingIdentity
+from memory_core.domain.errors import NotFound
+from memory_core.domain.scope import ScopeFilter
+
+__all__ = [
+    "claims_of",
+    "get",
+    "list_applicable_by_ids",
+    "list_claims",
+    "list_pending_embeddings",
+    "list_ready_ids",
+]
+
+_log = logging.getLogger(__name__)
+
+
+def claims_of(rows: Sequence[Sequence[object]]) -> list[Claim]:
+    """Domain claims of raw SELECT rows; corrupt rows are logged by id and skipped."""
+    claims: list[Claim] = []
+    for values in rows:
+        try:
+            claims.append(structure_row(values, ClaimRow).to_claim())
+        except CorruptRow as exc:
+            _log.warning("skipping corrupt claim row: %s", exc)
+    return claims
+
+
+def get(conn: psycopg.Connection, agent_id: str, claim_id: str) -> Claim:
+    row = fetch_claim_row(conn, agent_id, claim_id)
+    if row is None:
+        raise NotFound(f"no claim {claim_id} for this agent")
+    return row.to_claim()
+
+
+def list_claims(
+    conn: psycopg.Connection,
+    agent_id: str,
+    *,
+    scope_filter: ScopeFilter | None,
+    include_inactive: bool,
+    limit: int,
+    after_id: str | None,
+) -> list[Claim]:
+    if limit <= 0:
+        return []
+    where = ["m.agent_id = %s", f"m.kind IN {RECALLABLE_KINDS_SQL}", NOT_FENCED]
+    params: list[object] = [agent_id]
+    if not include_inactive:
+        where.append(recallable("m."))
+    if scope_filter is not None:
+        scope_sql, scope_params = scope_clause(scope_filter)
+        where.append(scope_sql)
+        params += scope_params
+    if after_id is not None:
+        # Keyset paging; an unknown cursor compares with NULL and yields an empty page.
+        where.append(
+            "(m.created_at, m.id) < (SELECT created_at, id FROM agent_memory"
+            " WHERE agent_id = %s AND id = %s)"
+        )
+        params += [agent_id, after_id]
+    sql = (
+        f"SELECT {CLAIM_SELECT} FROM agent_memory m WHERE {' AND '.join(where)}"
+        " ORDER BY m.created_at DESC, m.id DESC LIMIT %s"
+    )
+    return claims_of(conn.execute(sql, (*params, limit)).fetchall())
+
+
+def list_applicable_by_ids(
+    conn: psycopg.Connection,
+    agent_id: str,
+    claim_ids: Sequence[str],
+    *,
+    scope_filter: ScopeFilter,
+    embedding: EmbeddingIdentity | None,
+    revisions: Mapping[str, int] | None,
+) -> list[Claim]:
+    ordered = list(dict.fromkeys(cid for cid in claim_ids if isinstance(cid, str)))
+    if not ordered:
+        return []
+    scope_sql, scope_params = scope_clause(scope_filter)
+    where = ["m.agent_id = %s", "m.id = ANY(%s::text[])", recallable("m."), NOT_FENCED, scope_sql]
+    params: list[object] = [agent_id, ordered, *scope_params]
+    if embedding is not None:
+        where.append(
+            "m.embedding_state = 'ready' AND m.embedding_provider = %s"
+            " AND m.embedding_model = %s AND m.embedding_dim = %s"
+        )
+        params += [embedding.provider, embedding.model, embedding.dim]
+    sql = f"SELECT {CLAIM_SELECT} FROM agent_memory m WHERE {' AND '.join(where)}"
+    by_id = {claim.id: claim for claim in claims_of(conn.execute(sql, params).fetchall())}
+    if revisions:
+        by_id = {
+            cid: claim
+            for cid, claim in by_id.items()
+            if cid not in revisions or revisions[cid] == claim.revision
+        }
+    return [by_id[cid] for cid in ordered if cid in by_id]
+
+
+def list_pending_embeddings(conn: psycopg.Connection, agent_id: str, *, limit: int) -> list[Claim]:
+    if limit <= 0:
+        return []
+    sql = f"""SELECT {CLAIM_SELECT} FROM agent_memory m
+              WHERE m.agent_id = %s AND m.embedding_state = 'pending' AND {recallable("m.")}
+                AND {NOT_FENCED}
+              ORDER BY m.created_at, m.id LIMIT %s"""
+    return claims_of(conn.execute(sql, (agent_id, limit)).fetchall())
+
+
+def list_ready_ids(
+    conn: psycopg.Connection, agent_id: str, identity: EmbeddingIdentity
+) -> list[str]:
+    sql = f"""SELECT m.id FROM agent_memory m
+              WHERE m.agent_id = %s AND m.embedding_state = 'ready'
+                AND m.embedding_provider = %s AND m.embedding_model = %s
+                AND m.embedding_dim = %s AND {recallable("m.")} AND {NOT_FENCED}
+              ORDER BY m.id"""
+    rows = conn.execute(sql, (agent_id, identity.provider, identity.model, identity.dim))
+    return [str(row[0]) for row in rows]
