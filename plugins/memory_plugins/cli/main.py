@@ -30,7 +30,16 @@ from typing import Any
 
 from memory_core import __version__
 from memory_core.domain.errors import AgentMemoryError
-from memory_plugins.cli import demo_cmd, plugins_cmd, store_cmds
+from memory_plugins.cli import (
+    contribution_cmd,
+    demo_cmd,
+    doctor_cmd,
+    ingest_cmd,
+    plugins_cmd,
+    recall_cmd,
+    reindex_cmd,
+    store_cmds,
+)
 from memory_plugins.cli.context import DATA_DIR_ENV, DEFAULT_DATA_DIR, CommandContext
 from memory_plugins.cli.output import Output
 from memory_plugins.config import load_config
@@ -41,7 +50,12 @@ __all__ = ["COMMAND_MODULES", "EXIT_BUG", "EXIT_OK", "EXIT_USER_ERROR", "build_p
 COMMAND_MODULES: tuple[ModuleType, ...] = (
     plugins_cmd,
     demo_cmd,
+    ingest_cmd,
+    recall_cmd,
+    contribution_cmd,
     store_cmds,
+    reindex_cmd,
+    doctor_cmd,
 )
 
 EXIT_OK = 0
