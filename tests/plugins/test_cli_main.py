@@ -1,4 +1,5 @@
-"""The `agent-memory` CLI skeleton: plugins listing, demo placeholder, output modes, exit codes.
+"""The `agent-memory` CLI skeleton: plugins listing, output modes, exit codes (the demo:
+tests/integration/test_demo.py).
 
 R-HOST-2 (a CLI that lists plugins, with `--json` for scripts); R-ARCH-3 (listing plugins
 and a clear error for a broken one).
@@ -100,22 +101,6 @@ def test_strict_plugins_turns_a_broken_plugin_into_exit_2_with_one_line(
     assert "'broken'" in line
     assert "broken-plugin 2.3.1" in line
     assert "ImportError: needs libfoo >= 2" in line
-
-
-def test_demo_exits_0_and_says_it_is_not_built_yet(capsys):
-    assert main(["demo"]) == 0
-
-    out = capsys.readouterr().out
-    assert "clock" in out
-    assert "not built yet" in out
-
-
-def test_demo_json_reports_its_status(capsys):
-    assert main(["demo", "--json"]) == 0
-
-    document = json.loads(capsys.readouterr().out)
-    assert document["demo"]["status"] == "not-built"
-    assert "registrations" in document
 
 
 def test_library_error_exits_2_with_one_readable_line(tmp_path, capsys):
