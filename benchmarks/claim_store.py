@@ -138,7 +138,6 @@ def run(per_agent: int, others: int, workdir: Path, seed: int = 7) -> dict[str, 
         [vocab[min(int(rng.paretovariate(0.8)), len(vocab) - 1)] for _ in range(rng.randint(1, 3))]
         for _ in range(_QUERIES)
     ]
-    scope = ScopeFilter.agent_only()
     results: dict[str, Any] = {
         "per_agent": per_agent,
         "agents": len(agents),
@@ -155,32 +154,19 @@ def run(per_agent: int, others: int, workdir: Path, seed: int = 7) -> dict[str, 
         results["insert"]["bare_fts5_rows_per_s"] / results["insert"]["store_rows_per_s"]
     )
     del own_seconds
-    for limit in (6, 50):
-        match = [" OR ".join(f'"{t}"' for t in terms) for terms in queries]
-        store_ms = _percentiles(
-            _timed(
-                [
-                    lambda terms=terms, limit=limit: store.search_fts(
-                        "bench-target", terms, scope_filter=scope, limit=limit
-                    )
-                    for terms in queries
-                ]
+    # "frequent": Zipf-head words, each in a large share of rows (the worst case);
+    # "specific": words past the head, like stopword-stripped recall keywords.
+    query_sets = {
+        "frequent": queries,
+        "specific": [
+            [rng.choice(vocab[50:]) for _ in range(rng.randint(1, 3))] for _ in range(_QUERIES)
+        ],
+    }
+    for name, qset in query_sets.items():
+        for limit in (6, 50):
+            results["query"][f"{name}_limit_{limit}"] = _query_latencies(
+                store, own, shared, qset, limit
             )
-        )
-        own_ms = _percentiles(
-            _timed([lambda q=q, n=limit: own.execute(_BARE_SQL, (q, n)).fetchall() for q in match])
-        )
-        shared_ms = _percentiles(
-            _timed(
-                [lambda q=q, n=limit: shared.execute(_BARE_SQL, (q, n)).fetchall() for q in match]
-            )
-        )
-        results["query"][f"limit_{limit}"] = {
-            "store": store_ms,
-            "bare_fts5_agent_rows": own_ms,
-            "bare_fts5_all_rows_no_owner_filter": shared_ms,
-            "ratio_p50_store_over_bare_agent_rows": store_ms["p50_ms"] / own_ms["p50_ms"],
-        }
     results["forget"] = _forget_timings(store, per_agent)
     store.close()
     start = time.perf_counter()
@@ -195,6 +181,39 @@ def run(per_agent: int, others: int, workdir: Path, seed: int = 7) -> dict[str, 
     own.close()
     shared.close()
     return results
+
+
+def _query_latencies(
+    store: ApswClaimStore,
+    own: apsw.Connection,
+    shared: apsw.Connection,
+    queries: list[list[str]],
+    limit: int,
+) -> dict[str, Any]:
+    scope = ScopeFilter.agent_only()
+    match = [" OR ".join(f'"{t}"' for t in terms) for terms in queries]
+    store_ms = _percentiles(
+        _timed(
+            [
+                lambda terms=terms: store.search_fts(
+                    "bench-target", terms, scope_filter=scope, limit=limit
+                )
+                for terms in queries
+            ]
+        )
+    )
+    own_ms = _percentiles(
+        _timed([lambda q=q: own.execute(_BARE_SQL, (q, limit)).fetchall() for q in match])
+    )
+    shared_ms = _percentiles(
+        _timed([lambda q=q: shared.execute(_BARE_SQL, (q, limit)).fetchall() for q in match])
+    )
+    return {
+        "store": store_ms,
+        "bare_fts5_agent_rows": own_ms,
+        "bare_fts5_all_rows_no_owner_filter": shared_ms,
+        "ratio_p50_store_over_bare_agent_rows": store_ms["p50_ms"] / own_ms["p50_ms"],
+    }
 
 
 def _forget_timings(store: ApswClaimStore, per_agent: int) -> dict[str, Any]:
@@ -233,15 +252,15 @@ def _print(results: list[dict[str, Any]]) -> None:
         )
     print()
     print(
-        f"{'per agent':>10} {'limit':>5} {'store p50/p95 ms':>18} {'bare own p50/p95':>18}"
-        f" {'bare all p50/p95':>18} {'ratio p50':>9}"
+        f"{'per agent':>10} {'queries, limit':>14} {'store p50/p95 ms':>18}"
+        f" {'bare own p50/p95':>18} {'bare all p50/p95':>18} {'ratio p50':>9}"
     )
     for r in results:
         for key, q in r["query"].items():
             cells = [q["store"], q["bare_fts5_agent_rows"], q["bare_fts5_all_rows_no_owner_filter"]]
             text = " ".join(f"{c['p50_ms']:>8.2f}/{c['p95_ms']:<9.2f}" for c in cells)
             print(
-                f"{r['per_agent']:>10} {key.split('_')[1]:>5} {text} "
+                f"{r['per_agent']:>10} {key.replace('_limit_', ', '):>14} {text} "
                 f"{q['ratio_p50_store_over_bare_agent_rows']:>9.2f}"
             )
 
