@@ -24,7 +24,12 @@ _MIN_CAPACITY = 64
 
 
 class ResidentMatrix:
-    """Unit rows with their claim ids; every method is safe to call from any thread."""
+    """Unit rows with their claim ids.
+
+    Scans may run from any thread at any time; mutations come from one writer at a time
+    (the store's per-agent lock guarantees it), which lets growth copy the matrix without
+    stalling scans.
+    """
 
     def __init__(self, dim: int, capacity: int = 0) -> None:
         self._dim = dim
@@ -65,6 +70,7 @@ class ResidentMatrix:
 
     def upsert(self, ids: Sequence[str], unit_rows: np.ndarray) -> None:
         """Insert or overwrite rows (already unit length) by id."""
+        self._reserve(len(self._ids) + len(ids))
         with self._lock:
             index = self._index
             existing = [
@@ -79,7 +85,6 @@ class ResidentMatrix:
             if len(fresh) != len(set(ids[position] for position in fresh)):
                 raise ValueError("duplicate claim ids in one batch")
             start = len(self._ids)
-            self._reserve(start + len(fresh))
             # New rows are one block copy, not a Python loop (warm-up appends millions).
             block = unit_rows if len(fresh) == len(ids) else unit_rows[fresh]
             self._rows[start : start + len(fresh)] = block
@@ -147,9 +152,13 @@ class ResidentMatrix:
         return [(claim_id, min(1.0, max(-1.0, score))) for score, claim_id in ranked[:k]]
 
     def _reserve(self, needed: int) -> None:
+        # Outside the lock: only the single writer changes rows, so the copy is consistent,
+        # and scans keep reading the old block until the swap.
         capacity = len(self._rows)
         if needed <= capacity:
             return
         grown = np.empty((max(needed, int(capacity * _GROWTH)), self._dim), dtype=np.float32)
-        grown[: len(self._ids)] = self._rows[: len(self._ids)]
-        self._rows = grown
+        count = len(self._ids)
+        grown[:count] = self._rows[:count]
+        with self._lock:
+            self._rows = grown
