@@ -24,6 +24,7 @@ from psycopg import sql
 from memory_core.domain.claims import EmbeddingIdentity
 
 __all__ = [
+    "PLANNER_SETTINGS",
     "HnswParameters",
     "batch_query",
     "build_index",
@@ -68,6 +69,7 @@ async def build_index(
         "UPDATE agent_memory_vector_namespace SET approximate = true WHERE agent_id = %s",
         (agent_id,),
     )
+    await conn.execute("ANALYZE agent_memory_vector")
 
 
 async def drop_index(conn: psycopg.AsyncConnection, agent_id: str) -> None:
@@ -81,8 +83,19 @@ async def drop_index(conn: psycopg.AsyncConnection, agent_id: str) -> None:
     )
 
 
+# An opted-in namespace is served through its index consistently, not only when the
+# planner's estimate favours it; transaction-local, so nothing else is affected.
+PLANNER_SETTINGS = (
+    ("enable_seqscan", "off"),
+    ("enable_bitmapscan", "off"),
+    ("enable_sort", "off"),
+)
+
+
 async def tune(conn: psycopg.AsyncConnection, params: HnswParameters) -> None:
-    await conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(params.ef_search),))
+    """Transaction-local settings of an approximate query."""
+    for name, value in (*PLANNER_SETTINGS, ("hnsw.ef_search", str(params.ef_search))):
+        await conn.execute("SELECT set_config(%s, %s, true)", (name, value))
 
 
 def _distance(identity: EmbeddingIdentity, query: str) -> sql.Composed:

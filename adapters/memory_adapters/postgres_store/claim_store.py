@@ -7,8 +7,9 @@ first, so writers of one agent serialise (as SQLite's single writer does) while 
 
 Forgetting on PostgreSQL: MVCC keeps a deleted row's bytes in the table file (and its WAL
 record) until the page is rewritten. After each delete and clear batch this store runs
-`VACUUM` on the claim table (`vacuum_after_forget`), which prunes the dead tuples; see
-docs/scale-out.md for what that does and does not scrub, as measured.
+`VACUUM` on the claim table (`vacuum_after_forget`), which prunes the dead tuples; it does
+not zero free space, so `compact()` exists for the rest. docs/scale-out.md states what
+each step removes, as measured.
 """
 
 from __future__ import annotations
@@ -429,6 +430,27 @@ class PostgresClaimStore:
                 report.scope_deleted,
             )
         return report
+
+    # --- maintenance beyond the port -----------------------------------------------------
+    def compact(self, *, rewrite: bool = False) -> None:
+        """Forensic maintenance after forgetting (R-PRIV-3), measured in
+        tests/adapters/postgres_store/test_postgres_forensic.py.
+
+        Default: rebuild the trigram index (GIN keeps the 3-character keys of deleted text
+        through VACUUM) with `REINDEX … CONCURRENTLY`, which blocks neither readers nor
+        writers, then VACUUM. VACUUM does not zero a page's free space, so a deleted row that
+        was the last one stored in its page can survive there; `rewrite=True` runs
+        `VACUUM FULL` instead, which rewrites the claim table and all its indexes into new
+        files — but holds an exclusive lock on the table while it runs: a maintenance-window
+        operation. What remains afterwards is the WAL, until checkpoints retire its segments.
+        """
+        with self._read() as conn:
+            if rewrite:
+                conn.execute("VACUUM FULL agent_memory")
+                return
+            if self.extensions.has("pg_trgm"):
+                conn.execute("REINDEX INDEX CONCURRENTLY agent_memory_trigram")
+            conn.execute("VACUUM agent_memory")
 
     def close(self) -> None:
         """Close the connection; idempotent. Any later call raises StoreError."""

