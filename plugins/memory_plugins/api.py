@@ -2,7 +2,7 @@
 
 An async host (R-HOST-1)::
 
-    memory = await open_memory_async("~/.my-app/memory", tape=my_tape)
+    memory = await open_memory_async("memory-data", tape=my_tape)
     runtime = memory.session("assistant", chat_id)
     turn = await runtime.prepare_turn(message_id, user_text)
     reply = await llm(place(turn, user_text))           # memory first, the user's words last

@@ -49,7 +49,9 @@ _MAX_QUERY = 2_000
 _MAX_TOP_K = 20
 
 
-def _function(name: str, description: str, properties: dict[str, Any], required: list[str]):
+def _function(
+    name: str, description: str, properties: dict[str, Any], required: list[str]
+) -> dict[str, Any]:
     return {
         "type": "function",
         "function": {

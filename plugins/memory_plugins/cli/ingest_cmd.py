@@ -249,7 +249,7 @@ def progress_bar(
 # --- rendering ----------------------------------------------------------------------------------
 def render_sessions(out: Output, summaries: Sequence[IngestSummary], *, title: str) -> None:
     out.table(
-        ("session", "outcome", "stored", "superseded", "suppressed", "duplicates", "rejected",
+        ("session", "outcome", "stored", "superseded", "suppressed", "duplicates", "refused",
          "drafts"),
         [
             (
@@ -259,7 +259,7 @@ def render_sessions(out: Output, summaries: Sequence[IngestSummary], *, title: s
                 len(s.superseded),
                 s.suppressed,
                 s.duplicates,
-                ", ".join(f"{reason} {count}" for reason, count in s.rejected.items()) or "0",
+                sum(s.rejected.values()),  # by reason in --json
                 len(s.directive_drafts),
             )
             for s in summaries
