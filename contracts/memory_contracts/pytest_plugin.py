@@ -157,17 +157,14 @@ def pytest_configure(config: pytest.Config) -> None:
         pytest.register_assert_rewrite(*pending)
 
 
-def _requirements(item: pytest.Item, declared: frozenset[str] | None) -> tuple[str, ...]:
+def _requirements(item: pytest.Item) -> tuple[str, ...]:
     names: list[str] = []
     for marker in item.iter_markers(MARKER):
         names.extend(marker.args)
     function = getattr(item, "function", None)
     names.extend(getattr(function, _REQUIRES_ATTRIBUTE, ()))
-    if declared is not None:
-        fixtures = getattr(item, "fixturenames", ())
-        names.extend(
-            FIXTURE_CAPABILITIES[name] for name in fixtures if name in FIXTURE_CAPABILITIES
-        )
+    fixtures = getattr(item, "fixturenames", ())
+    names.extend(FIXTURE_CAPABILITIES[name] for name in fixtures if name in FIXTURE_CAPABILITIES)
     return tuple(dict.fromkeys(names))
 
 
@@ -201,8 +198,9 @@ def pytest_collection_modifyitems(
     reasons = config.stash.setdefault(_DESELECTED, [])
     for item in items:
         holder = getattr(item, "cls", None) or getattr(item, "module", None)
-        declared = declared_capabilities(holder) if holder is not None else None
-        needed = _requirements(item, declared)
+        needed = _requirements(item)
+        # Only tests that need something consult `capabilities`: elsewhere the name is free.
+        declared = declared_capabilities(holder) if needed and holder is not None else None
         if needed and declared is not None:
             missing = [name for name in needed if name not in declared]
             if missing:

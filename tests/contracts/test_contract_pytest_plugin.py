@@ -188,3 +188,22 @@ class TestLocalEmbedder(EmbeddingProviderContract):
     result.stdout.fnmatch_lines(
         ["*test_a_stalled_call_ends_at_its_deadline: needs capability 'stalling'*"]
     )
+
+
+def test_tests_that_need_nothing_ignore_an_unrelated_capabilities_attribute(
+    pytester: pytest.Pytester,
+) -> None:
+    """Loading the plugin never breaks a project's other tests: only tests that need a
+    capability read `capabilities`, whatever it means elsewhere."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(
+        test_other="""
+class TestUnrelated:
+    capabilities = 42  # this project's own meaning
+
+    def test_plain(self):
+        assert self.capabilities == 42
+"""
+    )
+    result = pytester.runpytest(*QUIET)
+    result.assert_outcomes(passed=1)
