@@ -34,6 +34,7 @@ from memory_plugins.cli import (
     contribution_cmd,
     demo_cmd,
     doctor_cmd,
+    eval_cmd,
     ingest_cmd,
     plugins_cmd,
     recall_cmd,
@@ -56,6 +57,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     store_cmds,
     reindex_cmd,
     doctor_cmd,
+    eval_cmd,
 )
 
 EXIT_OK = 0
