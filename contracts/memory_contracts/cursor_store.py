@@ -1,23 +1,27 @@
 """`CursorStoreContract`: what `memory_core.ports.cursor.CursorStore` promises, as tests.
 
-Subclass it and implement `make_cursor_store(tmp_path)`; return the same persistent store
-from `reopen_cursor_store(tmp_path)` if yours survives a restart (else leave it).
+Subclass it and implement `make_cursor_store(tmp_path)`, which must reopen the same cursors
+when called again with the same `tmp_path`. A store that keeps nothing across a restart
+declares `capabilities = frozenset()` (with `memory_contracts.pytest_plugin` enabled).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 from memory_core.domain.errors import ValidationError
 from memory_core.ports.cursor import CursorStore
 
+from .pytest_plugin import require_declared, requires_capability
+
 __all__ = ["CursorStoreContract"]
 
 
 class CursorStoreContract:
-    persistent: bool = True  # False for stores that keep nothing across a reopen
+    capabilities: ClassVar[frozenset[str]] = frozenset({"persistence"})
 
     def make_cursor_store(self, tmp_path: Path) -> CursorStore:
         raise NotImplementedError
@@ -51,10 +55,10 @@ class CursorStoreContract:
                 store.advance("s1", bad)  # type: ignore[arg-type]
         assert store.get("s1") == 0
 
+    @requires_capability("persistence")
     def test_cursors_survive_a_reopen(self, tmp_path: Path) -> None:
         """R-WRITE-8: a restart resumes where extraction stopped, not from the start."""
-        if not self.persistent:
-            return
+        require_declared(self, "persistence")
         first = self.make_cursor_store(tmp_path)
         first.advance("s1", 12)
         closer = getattr(first, "close", None)

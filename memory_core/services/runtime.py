@@ -45,7 +45,12 @@ from memory_core.services.contribution import ContributionRequest, RecalledMemor
 from memory_core.services.ingestion import IngestionRuntime
 from memory_core.services.ingestion_types import IngestionReport, SessionKind, TurnOutcome
 from memory_core.services.projections import project_working
-from memory_core.services.retrieval import RetrievalPurpose, RetrievalRequest, RetrievalService
+from memory_core.services.retrieval import (
+    RetrievalDiagnostics,
+    RetrievalPurpose,
+    RetrievalRequest,
+    RetrievalService,
+)
 from memory_core.settings import MemorySettings
 
 __all__ = ["ContributionOutcome", "MemoryRuntime", "TurnContribution", "place"]
@@ -73,6 +78,8 @@ class TurnContribution:
     manifest: SelectionManifest
     anchor_id: str | None
     outcome: ContributionOutcome
+    # Content-free timings and candidate counts of the turn's retrieval, for the host.
+    retrieval: RetrievalDiagnostics | None = None
 
     @property
     def text(self) -> str | None:
@@ -311,6 +318,7 @@ class MemoryRuntime:
             manifest=manifest,
             anchor_id=anchor_id,
             outcome=outcome,
+            retrieval=result.diagnostics,
         )
 
     async def _append_anchor(

@@ -33,7 +33,7 @@ from memory_core.ports.claims import (
     RepairReport,
 )
 from memory_core.ports.clock import DomainClock, InfraClock
-from memory_core.ports.scheduler import TaskScheduler
+from memory_core.ports.scheduler import TaskHandle, TaskScheduler
 from memory_core.ports.tape import TapeAnchorWriter
 from memory_core.services.fences import WriteCoordinator
 from memory_core.services.gateway import ProviderGateway
@@ -111,6 +111,7 @@ class MemoryService:
         self._anchors = anchors
         self._ingestion = ingestion
         self._sessions: dict[tuple[str, str], MemoryRuntime] = {}
+        self._background: list[TaskHandle] = []
 
     # --- sessions -------------------------------------------------------------------------
     def session(
@@ -359,6 +360,11 @@ class MemoryService:
         for runtime in self._sessions.values():
             await runtime.drain()
         self._sessions.clear()
+        # Embedding passes still running would write into stores about to close: wait for
+        # them (each is bounded by its own deadline).
+        for handle in self._background:
+            await handle.wait()
+        self._background.clear()
         await self.gateway.aclose()
         if self.index.vectors is not None:
             await self.index.vectors.aclose()
@@ -367,8 +373,11 @@ class MemoryService:
     # --- internals ------------------------------------------------------------------------
     def _schedule_embedding(self, agent_id: str) -> None:
         if self.index.enabled:
-            self._scheduler.spawn(
-                lambda: self._embed_quietly(agent_id), name=f"memory-embed:{agent_id}"
+            self._background = [handle for handle in self._background if not handle.done]
+            self._background.append(
+                self._scheduler.spawn(
+                    lambda: self._embed_quietly(agent_id), name=f"memory-embed:{agent_id}"
+                )
             )
 
     async def _embed_quietly(self, agent_id: str) -> None:

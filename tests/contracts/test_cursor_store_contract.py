@@ -9,6 +9,8 @@ from memory_contracts.cursor_store import CursorStoreContract
 from memory_contracts.fake_cursor import InMemoryCursorStore
 from memory_contracts.fakes import ManualClock
 
+pytest_plugins = ["memory_contracts.pytest_plugin"]
+
 
 class TestSqliteCursorStore(CursorStoreContract):
     def make_cursor_store(self, tmp_path: Path) -> SqliteCursorStore:
@@ -16,7 +18,7 @@ class TestSqliteCursorStore(CursorStoreContract):
 
 
 class TestInMemoryCursorStore(CursorStoreContract):
-    persistent = False
+    capabilities = frozenset()  # a dict: nothing survives a restart
 
     def make_cursor_store(self, tmp_path: Path) -> InMemoryCursorStore:
         return InMemoryCursorStore()

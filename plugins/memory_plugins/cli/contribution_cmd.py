@@ -20,7 +20,7 @@ import attrs
 from memory_core.domain.errors import NotFound
 from memory_core.domain.manifest import SelectionManifest, StageTimings
 from memory_core.domain.serialization import unstructure
-from memory_core.services.retrieval import RetrievalDiagnostics, RetrievalPurpose
+from memory_core.services.retrieval import RetrievalDiagnostics
 from memory_core.services.service import MemoryService
 from memory_plugins.api import open_memory_async
 from memory_plugins.cli.context import CommandContext
@@ -154,7 +154,7 @@ class _Diagnostics:
     """Content-free: where the time went and how many candidates each stage saw."""
 
     timings: StageTimings | None
-    candidates: RetrievalDiagnostics
+    candidates: RetrievalDiagnostics | None  # None when the turn failed open
     degradations: tuple[str, ...]
 
 
@@ -200,14 +200,6 @@ async def _contribution(ctx: CommandContext) -> int:
         )
         summary = manifest_summary(turn.manifest)
         if ctx.out.json_mode:
-            # A second, side-effect-free pass of the same retrieval, for its candidate
-            # counts (a turn's manifest keeps only what was selected and dropped).
-            probe = await memory.recall(
-                args.agent,
-                args.message,
-                session_id=args.session,
-                purpose=RetrievalPurpose.INJECTION,
-            )
             ctx.out.document(
                 unstructure(
                     _ContributionDocument(
@@ -221,7 +213,7 @@ async def _contribution(ctx: CommandContext) -> int:
                         manifest=turn.manifest,
                         diagnostics=_Diagnostics(
                             timings=turn.manifest.timings,
-                            candidates=probe.diagnostics,
+                            candidates=turn.retrieval,
                             degradations=summary.degradations,
                         ),
                     )
