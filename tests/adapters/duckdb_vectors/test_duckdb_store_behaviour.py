@@ -18,6 +18,7 @@ from memory_adapters.duckdb_vectors import DuckDBVectorStore
 from memory_adapters.duckdb_vectors.agent_store import APPENDER_MAX_ROWS
 from memory_adapters.duckdb_vectors.store import INLINE_SCAN_BYTES
 from memory_contracts.fakes import ManualClock
+from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.claims import EmbeddingIdentity
 from memory_core.domain.errors import DeadlineExceeded, StoreQuarantined, ValidationError
 from memory_core.ports.vectors import VectorHealth, VectorStoreCold
@@ -62,9 +63,11 @@ def test_a_call_that_never_settles_quarantines_the_agent_and_the_next_process_re
     process) wipes and republishes."""
     release = threading.Event()
     armed = threading.Event()
+    entered = threading.Event()
 
     def hang_in_staging(step: str) -> None:
         if step == "staging-created" and armed.is_set():
+            entered.set()
             release.wait(30)
 
     async def scenario() -> None:
@@ -72,8 +75,16 @@ def test_a_call_that_never_settles_quarantines_the_agent_and_the_next_process_re
         await store.upsert("a", IDENTITY, {"x": [1, 0, 0, 0]}, **calls())
         other = EmbeddingIdentity(provider="test", model="next", dim=4)
         armed.set()
+        stop = CancellationToken()
+        rebuild = asyncio.ensure_future(
+            store.rebuild("a", other, deadline=Deadline.after(clock, 60), cancel=stop)
+        )
+        # Cancel once the worker is stuck, whatever the machine's speed: the guard then
+        # interrupts, waits out the grace period and gives up on the call.
+        await asyncio.get_running_loop().run_in_executor(None, entered.wait, 30)
+        stop.cancel("host shutting down")
         with pytest.raises(StoreQuarantined):
-            await store.rebuild("a", other, **calls(0.05))
+            await rebuild
         assert store.health("a") is VectorHealth.QUARANTINED
         assert (root / "a.v2.duckdb.quarantine").exists()
         with pytest.raises(StoreQuarantined):
