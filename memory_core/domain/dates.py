@@ -4,6 +4,11 @@ Pure and deterministic: the reference instant and the IANA zone are always param
 `rules` extractor resolves "tomorrow" against the turn's domain clock, never the wall clock.
 Calendar arithmetic happens on local dates in the given zone (so a DST change cannot shift a
 day boundary) and only the resulting bounds are converted to UTC (R-TIME-1).
+
+A month, day or weekday named without a year or week ("in May", "on March 5", "on Friday")
+is ambiguous: which May depends on what the sentence says. The caller says which way to look
+(`prefer`): "future" for plans (the default), "past" for what already happened ("I moved to
+Lisbon in May"), "nearest" when the sentence does not tell. "since May" always looks back.
 """
 
 from __future__ import annotations
@@ -12,10 +17,12 @@ import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
+from typing import Literal, get_args
 from zoneinfo import ZoneInfo
 
 import attrs
 
+from memory_core.domain.errors import TemporalError
 from memory_core.domain.temporal import (
     Interval,
     Precision,
@@ -31,6 +38,7 @@ __all__ = [
     "CONFIDENCE_LOOSE",
     "CONFIDENCE_RELATIVE",
     "CONFIDENCE_VAGUE",
+    "Prefer",
     "ResolvedTime",
     "TimeExpression",
     "TimeRole",
@@ -44,6 +52,10 @@ CONFIDENCE_INFERRED_YEAR = 0.85  # "March 5th", "in March": the year is inferred
 CONFIDENCE_RELATIVE = 0.8  # today, tomorrow, "on Friday", "in 3 days"
 CONFIDENCE_LOOSE = 0.7  # "next week", "in two weeks", "next Friday", tonight, "this month"
 CONFIDENCE_VAGUE = 0.6  # "next month", "in a month", "last year": often said loosely
+
+# Which occurrence a month, day or weekday without a year or week names.
+Prefer = Literal["past", "future", "nearest"]
+_PREFERENCES: tuple[str, ...] = get_args(Prefer)
 
 
 class TimeRole(StrEnum):
@@ -163,12 +175,13 @@ _RANGE_CLOSERS = _UNTIL_PREFIXES - {"before"} | {"to"}
 class _Context:
     today: date
     prefix: str | None
+    prefer: Prefer
 
     @property
-    def looks_back(self) -> bool:
-        # "since March" is the March that began most recently; every other phrase with an
-        # implied year or week looks forward ("in March", "until March 5", "on Friday").
-        return self.prefix == "since"
+    def direction(self) -> Prefer:
+        # "since March" is the March that began most recently, whatever else the sentence
+        # says; every other phrase with an implied year or week goes the caller's way.
+        return "past" if self.prefix == "since" else self.prefer
 
 
 def _number(text: str) -> int:
@@ -206,10 +219,17 @@ def _weekday(m: re.Match[str], ctx: _Context) -> _Period:
     elif which == "next":  # the one in next week; people also use it for the coming one
         day = today + timedelta(days=7 + target - today.weekday())
         confidence = CONFIDENCE_LOOSE
-    elif which == "last" or ctx.looks_back:
+    elif which == "last":
         day = today - timedelta(days=(today.weekday() - target - 1) % 7 + 1)
-    else:  # "on Friday": the next one after today
-        day = today + timedelta(days=(target - today.weekday() - 1) % 7 + 1)
+    else:  # "on Friday": the last one, the next one, or the nearer of the two
+        back = (today.weekday() - target - 1) % 7 + 1  # 1..7 days ago
+        ahead = (target - today.weekday() - 1) % 7 + 1  # 1..7 days on
+        direction = ctx.direction
+        if direction == "nearest":
+            if ahead == 7:  # today's own weekday is nearest of all
+                return _days(today, 1, confidence)
+            direction = "past" if back < ahead else "future"  # 7 days apart: never a tie
+        day = today + timedelta(days=-back if direction == "past" else ahead)
     return _days(day, 1, confidence)
 
 
@@ -226,12 +246,28 @@ def _offset(m: re.Match[str], ctx: _Context) -> _Period:
 
 
 def _implied_year(ctx: _Context, month: int, day: int | None) -> int:
-    """The year that makes a yearless month (or day) the next one, or the last for "since"."""
+    """The year that makes a yearless month (or day) the last one, the next one, or the one
+    nearer today; the current month (or today) counts as both last and next."""
     today = ctx.today
     key, now_key = (month, day or 0), (today.month, today.day if day else 0)
-    if ctx.looks_back:
-        return today.year if key <= now_key else today.year - 1
-    return today.year if key >= now_key else today.year + 1
+    past = today.year if key <= now_key else today.year - 1
+    future = today.year if key >= now_key else today.year + 1
+    direction = ctx.direction
+    if direction == "nearest":
+        # A tie (May, said in November) goes forward, as plans do.
+        nearer_past = _distance(today, past, month, day) < _distance(today, future, month, day)
+        direction = "past" if nearer_past else "future"
+    return past if direction == "past" else future
+
+
+def _distance(today: date, year: int, month: int, day: int | None) -> float:
+    """How far the named month (in months) or day (in days) of `year` lies from today."""
+    if day is None:
+        return abs((year - today.year) * 12 + month - today.month)
+    try:
+        return abs((date(year, month, day) - today).days)
+    except ValueError:
+        return float("inf")  # February 29 of a common year: the other reading wins
 
 
 def _month_name(m: re.Match[str], ctx: _Context) -> str | None:
@@ -336,7 +372,7 @@ def _interval(found: _Found, zone: ZoneInfo) -> tuple[Interval, TimeRole]:
     return Interval(valid_from=start, valid_until=end), TimeRole.POINT
 
 
-def _candidates(text: str, today: date) -> list[_Found]:
+def _candidates(text: str, today: date, prefer: Prefer) -> list[_Found]:
     matches = sorted(
         ((m, handler) for pattern, handler in _PATTERNS for m in pattern.finditer(text)),
         key=lambda item: (item[0].start(), -item[0].end()),
@@ -348,7 +384,7 @@ def _candidates(text: str, today: date) -> list[_Found]:
             continue  # the longest match at the earliest position wins
         prefix = m["prefix"].lower() if m["prefix"] else None
         try:
-            period = handler(m, _Context(today=today, prefix=prefix))
+            period = handler(m, _Context(today=today, prefix=prefix, prefer=prefer))
         except (ValueError, OverflowError):
             # "February 30th" names an impossible day: no shorter reading ("on February")
             # of the same words may stand in for it.
@@ -388,14 +424,17 @@ def _join_ranges(text: str, found: list[_Found]) -> list[_Found]:
 
 
 def find_time_expressions(
-    text: str, *, reference: datetime, timezone: str
+    text: str, *, reference: datetime, timezone: str, prefer: Prefer = "future"
 ) -> tuple[TimeExpression, ...]:
-    """Every date phrase in `text`, left to right, resolved against `reference` in `timezone`."""
+    """Every date phrase in `text`, left to right, resolved against `reference` in `timezone`;
+    a month, day or weekday without a year or week is the one `prefer` points to."""
+    if prefer not in _PREFERENCES:
+        raise TemporalError("prefer", f"must be one of {', '.join(_PREFERENCES)}")
     zone_name = canonical_timezone(timezone, "timezone")
     zone = ZoneInfo(zone_name)
     today = require_utc(reference, "reference").astimezone(zone).date()
     expressions = []
-    for found in _join_ranges(text, _candidates(text, today)):
+    for found in _join_ranges(text, _candidates(text, today, prefer)):
         try:
             interval, role = _interval(found, zone)
         except OverflowError:
@@ -418,7 +457,11 @@ def find_time_expressions(
     return tuple(expressions)
 
 
-def resolve(phrase_or_text: str, *, reference: datetime, timezone: str) -> ResolvedTime | None:
+def resolve(
+    phrase_or_text: str, *, reference: datetime, timezone: str, prefer: Prefer = "future"
+) -> ResolvedTime | None:
     """The first date phrase in `phrase_or_text`, resolved; None when there is none."""
-    found = find_time_expressions(phrase_or_text, reference=reference, timezone=timezone)
+    found = find_time_expressions(
+        phrase_or_text, reference=reference, timezone=timezone, prefer=prefer
+    )
     return found[0].resolved if found else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
+from typing import get_args
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -16,6 +17,7 @@ from memory_core.domain.dates import (
     CONFIDENCE_LOOSE,
     CONFIDENCE_RELATIVE,
     CONFIDENCE_VAGUE,
+    Prefer,
     ResolvedTime,
     TimeRole,
     find_time_expressions,
@@ -38,6 +40,12 @@ def resolved(
     phrase: str, reference: datetime = REFERENCE, zone: str = "Europe/Berlin"
 ) -> ResolvedTime:
     result = resolve(phrase, reference=reference, timezone=zone)
+    assert result is not None, phrase
+    return result
+
+
+def resolved_with(phrase: str, reference: datetime, prefer: Prefer) -> ResolvedTime:
+    result = resolve(phrase, reference=reference, timezone="Europe/Berlin", prefer=prefer)
     assert result is not None, phrase
     return result
 
@@ -209,6 +217,140 @@ def test_unknown_zone_is_rejected() -> None:
     with pytest.raises(TemporalError) as caught:
         resolve("tomorrow", reference=REFERENCE, timezone="Mars/Olympus")
     assert caught.value.field == "timezone"
+
+
+# --- direction: a month, day or weekday without a year or week ---------------------------------
+
+# phrase -> its bound (valid_until for "until" and "by", else valid_from) looking forward, back
+# and to the nearer one, said on Monday 2026-11-30 in Berlin.
+DIRECTIONS: dict[str, tuple[datetime, datetime, datetime]] = {
+    # May lies six months either way: a tie goes forward, as plans do.
+    "in May": (berlin(2027, 5, 1), berlin(2026, 5, 1), berlin(2027, 5, 1)),
+    "in March": (berlin(2027, 3, 1), berlin(2026, 3, 1), berlin(2027, 3, 1)),
+    "in September": (berlin(2027, 9, 1), berlin(2026, 9, 1), berlin(2026, 9, 1)),
+    "in December": (berlin(2026, 12, 1), berlin(2025, 12, 1), berlin(2026, 12, 1)),
+    "in November": (berlin(2026, 11, 1), berlin(2026, 11, 1), berlin(2026, 11, 1)),
+    "on March 5": (berlin(2027, 3, 5), berlin(2026, 3, 5), berlin(2027, 3, 5)),
+    "on the 2nd of November": (berlin(2027, 11, 2), berlin(2026, 11, 2), berlin(2026, 11, 2)),
+    "on November 30": (berlin(2026, 11, 30), berlin(2026, 11, 30), berlin(2026, 11, 30)),
+    "on Friday": (berlin(2026, 12, 4), berlin(2026, 11, 27), berlin(2026, 11, 27)),
+    "on Wednesday": (berlin(2026, 12, 2), berlin(2026, 11, 25), berlin(2026, 12, 2)),
+    "on Monday": (berlin(2026, 12, 7), berlin(2026, 11, 23), berlin(2026, 11, 30)),
+    "since March": (berlin(2026, 3, 1), berlin(2026, 3, 1), berlin(2026, 3, 1)),
+    "since December": (berlin(2025, 12, 1), berlin(2025, 12, 1), berlin(2025, 12, 1)),
+    "since Friday": (berlin(2026, 11, 27), berlin(2026, 11, 27), berlin(2026, 11, 27)),
+    "after March": (berlin(2027, 4, 1), berlin(2026, 4, 1), berlin(2027, 4, 1)),
+    "until March 5": (berlin(2027, 3, 6), berlin(2026, 3, 6), berlin(2027, 3, 6)),
+    "by June": (berlin(2027, 7, 1), berlin(2026, 7, 1), berlin(2026, 7, 1)),
+}  # fmt: skip
+
+
+def _bound(result: ResolvedTime) -> datetime | None:
+    interval = result.interval
+    return interval.valid_until if result.role is TimeRole.UNTIL else interval.valid_from
+
+
+@pytest.mark.parametrize("phrase", list(DIRECTIONS))
+def test_a_yearless_phrase_goes_the_preferred_way(phrase: str) -> None:
+    """R-TIME-1: "in May" said in November is next May for a plan, this May for what already
+    happened, and the nearer May when the sentence does not say; "since" always looks back."""
+    preferences: tuple[Prefer, ...] = ("future", "past", "nearest")
+    for prefer, bound in zip(preferences, DIRECTIONS[phrase], strict=True):
+        assert _bound(resolved_with(phrase, REFERENCE, prefer)) == bound, prefer
+
+
+@pytest.mark.parametrize("phrase", ["in May", "on Friday", "on March 5", "until March 5"])
+def test_the_default_direction_is_forward(phrase: str) -> None:
+    """Plans were the first users of the resolver: without a hint it keeps looking forward."""
+    future = resolve(phrase, reference=REFERENCE, timezone="Europe/Berlin", prefer="future")
+    assert resolved(phrase) == future
+
+
+def test_a_range_said_in_the_past_tense_lies_in_the_past() -> None:
+    """R-TIME-1: both ends of "from March 5 until March 9" take the same direction."""
+    result = resolve(
+        "from March 5 until March 9",
+        reference=REFERENCE,
+        timezone="Europe/Berlin",
+        prefer="past",
+    )
+    assert result is not None
+    assert result.interval == Interval(
+        valid_from=berlin(2026, 3, 5), valid_until=berlin(2026, 3, 10)
+    )
+
+
+def test_nearest_reads_february_29_from_the_year_that_has_one() -> None:
+    """Said on 2027-06-10, the last 29 February would be in 2027, which has none: the nearest
+    real one is 2028's; looking back finds nothing rather than guessing."""
+    reference = datetime(2027, 6, 10, 12, tzinfo=BERLIN)
+    result = resolved_with("on February 29", reference, "nearest")
+    assert result.interval.valid_from == berlin(2028, 2, 29)
+    past = resolve("on February 29", reference=reference, timezone="Europe/Berlin", prefer="past")
+    assert past is None
+
+
+def test_an_unknown_direction_is_rejected_naming_the_field() -> None:
+    """R-DOM-4: a typed error naming the field, not a silent default."""
+    with pytest.raises(TemporalError) as caught:
+        resolve("in May", reference=REFERENCE, timezone="Europe/Berlin", prefer="later")  # type: ignore[arg-type]
+    assert caught.value.field == "prefer"
+
+
+# Phrases that name their own year, week or offset: the direction cannot change them.
+_ANCHORED = [
+    "today", "tomorrow", "yesterday", "next week", "last month", "this year", "last Friday",
+    "next Friday", "this Sunday", "in 3 days", "two days ago", "in March 2025", "2027-03-05",
+    "in 2023", "March 5, 2025",
+]  # fmt: skip
+_YEARLESS = [
+    "in May", "in January", "in December", "on March 5", "on the 29th of February", "on Friday",
+    "on Sunday", "on December 31st",
+]  # fmt: skip
+_REFERENCES = st.datetimes(
+    min_value=datetime(1950, 1, 1), max_value=datetime(2150, 1, 1), timezones=st.just(UTC)
+)
+
+
+@given(
+    reference=_REFERENCES,
+    zone=st.sampled_from(["UTC", "Europe/Berlin", "Pacific/Kiritimati", "America/St_Johns"]),
+    phrase=st.sampled_from(_ANCHORED),
+    prefer=st.sampled_from(get_args(Prefer)),
+)
+def test_anchored_phrases_ignore_the_direction(
+    reference: datetime, zone: str, phrase: str, prefer: Prefer
+) -> None:
+    """R-TIME-1: "last Friday" and "in March 2025" mean the same whatever the sentence's tense."""
+    assert resolve(phrase, reference=reference, timezone=zone, prefer=prefer) == resolve(
+        phrase, reference=reference, timezone=zone
+    )
+
+
+@given(
+    reference=_REFERENCES,
+    zone=st.sampled_from(["UTC", "Europe/Berlin", "Pacific/Kiritimati", "America/St_Johns"]),
+    phrase=st.sampled_from(_YEARLESS),
+)
+def test_past_starts_by_the_reference_and_future_ends_after_it(
+    reference: datetime, zone: str, phrase: str
+) -> None:
+    """R-TIME-1: the past reading has begun by the reference instant, the future reading has
+    not ended by it, and the nearest reading is one of the two — or today itself."""
+    past, future, nearest = (
+        resolve(phrase, reference=reference, timezone=zone, prefer=prefer)
+        for prefer in ("past", "future", "nearest")
+    )
+    if past is not None:
+        assert past.interval.valid_from is not None
+        assert past.interval.valid_from <= reference
+    if future is not None:
+        assert future.interval.valid_until is not None
+        assert future.interval.valid_until > reference
+    if nearest is not None:
+        assert nearest in (past, future) or nearest.interval.contains(reference)
+    else:  # only an impossible day has no reading at all
+        assert (past, future) == (None, None) and "February" in phrase
 
 
 # --- DST ---------------------------------------------------------------------------------------

@@ -104,7 +104,10 @@ def system_prompt(request: ExtractionRequest) -> str:
         f"(UTC {request.reference_time.strftime('%Y-%m-%dT%H:%M:%SZ')}); the reference time "
         f"zone is {request.timezone}.\n"
         "- Resolve relative dates (today, tomorrow, on Friday, last year) only against the "
-        "reference time in the reference time zone, never against any date in the span."
+        "reference time in the reference time zone, never against any date in the span.\n"
+        "- A month, day or weekday named without a year or week is the most recent one for "
+        'something that already happened ("I moved to Lisbon in May") and the next one for '
+        'a plan ("I\'m flying to Rome in May").'
     )
     return _RULES.format(time_rules=time_rules)
 

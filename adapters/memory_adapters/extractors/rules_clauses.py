@@ -2,7 +2,10 @@
 
 "Actually, I moved to Berlin last year and I work at Acme." becomes two clauses, both marked
 as a correction; "From now on, answer in German." becomes one clause marked persistent. The
-date phrases of each clause are resolved once, against the request's reference time and zone.
+date phrases of a clause are resolved against the request's reference time and zone, in the
+direction the rule asks for: "in May" is last May in "I moved to Lisbon in May" and next May
+in "I'm flying to Rome in May". Each clause also records whether its own verb is in the past
+tense, for the rules whose shape does not say it.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from datetime import datetime
 
 import attrs
 
-from memory_core.domain.dates import ResolvedTime, TimeExpression, find_time_expressions
+from memory_core.domain.dates import Prefer, ResolvedTime, TimeExpression, find_time_expressions
 
 __all__ = ["Clause", "clauses_of"]
 
@@ -42,6 +45,19 @@ _LEAD_IN = re.compile(
     r"\b\s*[,:;!.-]*\s*",
     re.IGNORECASE,
 )
+# The clause's own verb in the past tense: "I moved", "I've lived", "I had just started",
+# "my trip to Rome was cancelled". Regular verbs by their "-ed" ("need" and "feed" are not).
+_PAST_VERB = (
+    r"(?:was|were|had|did|got|went|came|left|met|began|became|took|made|bought|sold|quit"
+    r"|won|lost|spent|paid|found|gave|saw|ran|wrote|built|grew|fell|been|gone|done|\w+(?<!e)ed)"
+)
+_PAST_TENSE = re.compile(
+    r"(?:I|we)(?:'ve|'d|\s+have|\s+had)?\s+"
+    r"(?:(?:\w+ly|just|already|also|still|even|ever|once|then|first|finally|never)\s+)*"
+    rf"{_PAST_VERB}\b"
+    rf"|(?:my|our|the)\s+(?:[\w'-]+\s+){{1,6}}?(?:was|were|had|got)\b",
+    re.IGNORECASE,
+)
 # A preposition the date phrase did not take with it.
 _DANGLING = re.compile(r"\s+(?:for|on|in|at|around|during|starting|from|by)$", re.IGNORECASE)
 # "Call me Sam from now on": the persistence said at the end.
@@ -59,17 +75,31 @@ class Clause:
     entry_id: str
     corrected: bool  # opened by "actually", "correction", "no, ..."
     persistent: bool  # opened by "from now on", "going forward", ...
-    times: tuple[TimeExpression, ...]
+    past_tense: bool  # "I moved ...", "my trip was cancelled": its own verb is in the past
     reference: datetime
     timezone: str
 
-    def split_time(self, start: int, end: int) -> tuple[str, ResolvedTime | None]:
+    @property
+    def tense(self) -> Prefer:
+        """Where the clause's own tense points a yearless "in May": back or forward."""
+        return "past" if self.past_tense else "future"
+
+    def times(self, *, prefer: Prefer) -> tuple[TimeExpression, ...]:
+        """The clause's date phrases, left to right, a yearless month or a bare weekday
+        resolved the way `prefer` points."""
+        return find_time_expressions(
+            self.text, reference=self.reference, timezone=self.timezone, prefer=prefer
+        )
+
+    def split_time(
+        self, start: int, end: int, *, prefer: Prefer
+    ) -> tuple[str, ResolvedTime | None]:
         """The text of `[start, end)` without its first date phrase, and that phrase resolved.
 
         "Lisbon on Friday" -> ("Lisbon", Friday). A phrase at the very start leaves the text
         after it ("last year to Berlin" is rare but read the same way).
         """
-        for expression in self.times:
+        for expression in self.times(prefer=prefer):
             if expression.end <= start or expression.start >= end:
                 continue
             before = self.text[start : max(start, expression.start)].strip()
@@ -78,8 +108,9 @@ class Clause:
             return (before or after), expression.resolved
         return self.text[start:end].strip(), None
 
-    def first_time(self) -> ResolvedTime | None:
-        return self.times[0].resolved if self.times else None
+    def first_time(self, *, prefer: Prefer) -> ResolvedTime | None:
+        times = self.times(prefer=prefer)
+        return times[0].resolved if times else None
 
 
 def _strip_lead_in(text: str) -> tuple[str, set[str]]:
@@ -112,7 +143,7 @@ def clauses_of(
                 entry_id=entry_id,
                 corrected=bool(found & _CORRECTION),
                 persistent=bool(found & _PERSISTENT),
-                times=find_time_expressions(text, reference=reference, timezone=timezone),
+                past_tense=_PAST_TENSE.match(text) is not None,
                 reference=reference,
                 timezone=timezone,
             )

@@ -6,7 +6,10 @@ Temporal choices (R-TIME-1/2), and why:
   message's reference time with precision `unknown` and confidence 0.5 — true as of then, its
   start unknown, so recall treats it as a low-confidence reading that fails open (R-TIME-3);
 - something said in the past tense without a date ("I cancelled my trip") ends no later than
-  the reference time: precision `unknown`, but confidence 0.9 that it is not later than that.
+  the reference time: precision `unknown`, but confidence 0.9 that it is not later than that;
+- a month or weekday without a year or week follows the clause: the last one for events and
+  for states told in the past tense ("I moved to Lisbon in May", said in November, is this
+  May), the next one for plans and for the present tense ("I work at Acme until March").
 Factual confidence is separate (R-DOM-2): 0.8 for what users state about themselves, 0.9 when
 they correct themselves.
 """

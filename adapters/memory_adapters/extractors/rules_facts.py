@@ -50,7 +50,8 @@ _ORG_TAIL = re.compile(r",|\s+(?:as|with|because|since|and)\s+", re.I)
 
 
 def home(m: re.Match[str], clause: Clause) -> list[Finding] | None:
-    place, resolved = clause.split_time(*m.span("obj"))
+    # "I moved to Lisbon in May" is the May just past; "I live in Rome until May", the next.
+    place, resolved = clause.split_time(*m.span("obj"), prefer=clause.tense)
     place = clean_object(_PLACE_TAIL.split(place)[0])
     if not proper(place, clause):
         return None
@@ -59,7 +60,7 @@ def home(m: re.Match[str], clause: Clause) -> list[Finding] | None:
 
 
 def employer(m: re.Match[str], clause: Clause) -> list[Finding] | None:
-    org, resolved = clause.split_time(*m.span("obj"))
+    org, resolved = clause.split_time(*m.span("obj"), prefer=clause.tense)
     org = clean_object(_ORG_TAIL.split(org)[0])
     if not (proper(org, clause) or re.match(r"an?\s+\w", org, re.I)):
         return None  # "I work at night"; "a startup" is still an employer

@@ -1,11 +1,14 @@
 """Rules for trips, plans, events and cancellations: temporal kinds `plan` and `event`.
 
 Plans and events need a date phrase and take the resolver's interval and confidence: without
-one, "I'm going to try that" and "I went to check" are conversation, not memories. A
-cancelled trip yields two candidates: the cancellation as an event, and a plan in the trip's
-slot (`user.trip.<destination>`) whose window ends at the reference time. The decision step
-supersedes the open plan by that slot, and its replacement reads "previously planned" from
-then on — a plan whose date passes never proves it happened (R-TIME-2).
+one, "I'm going to try that" and "I went to check" are conversation, not memories. A month or
+weekday without a year or week is the next one for a plan and the last one for an event
+("I visited Japan in May", said in November, is this May, not next).
+
+A cancelled trip yields two candidates: the cancellation as an event, and a plan in the
+trip's slot (`user.trip.<destination>`) whose window ends at the reference time. The decision
+step supersedes the open plan by that slot, and its replacement reads "previously planned"
+from then on — a plan whose date passes never proves it happened (R-TIME-2).
 """
 
 from __future__ import annotations
@@ -29,11 +32,12 @@ __all__ = ["cancelled", "event", "plan", "trip"]
 
 
 def cancelled(m: re.Match[str], clause: Clause) -> list[Finding] | None:
-    destination = clean_object(clause.split_time(*m.span("obj"))[0])
+    # "My trip was cancelled in May" looks back; "I'm not flying to Rome in May", forward.
+    destination = clean_object(clause.split_time(*m.span("obj"), prefer=clause.tense)[0])
     if not proper(destination, clause):
         return None
     place = third_person(destination)
-    resolved = clause.first_time()  # "... was cancelled yesterday"
+    resolved = clause.first_time(prefer=clause.tense)  # "... was cancelled yesterday"
     if resolved is not None:
         text = f"The user cancelled the trip to {place} {when_phrase(resolved)}"
         when = resolved.to_metadata(TemporalKind.EVENT)
@@ -53,7 +57,7 @@ def cancelled(m: re.Match[str], clause: Clause) -> list[Finding] | None:
 
 
 def trip(m: re.Match[str], clause: Clause) -> list[Finding] | None:
-    destination, resolved = clause.split_time(*m.span("obj"))
+    destination, resolved = clause.split_time(*m.span("obj"), prefer="future")
     destination = clean_object(destination)
     if resolved is None or not proper(destination, clause):
         return None
@@ -69,7 +73,7 @@ def trip(m: re.Match[str], clause: Clause) -> list[Finding] | None:
 
 
 def plan(m: re.Match[str], clause: Clause) -> list[Finding] | None:
-    action, resolved = clause.split_time(*m.span("obj"))
+    action, resolved = clause.split_time(*m.span("obj"), prefer="future")
     action = clean_object(action)
     has = bool(m.groupdict().get("have"))  # "I have a meeting on Friday"
     if resolved is None or not action:
@@ -88,7 +92,7 @@ def plan(m: re.Match[str], clause: Clause) -> list[Finding] | None:
 
 
 def event(m: re.Match[str], clause: Clause) -> list[Finding] | None:
-    what, resolved = clause.split_time(*m.span("obj"))
+    what, resolved = clause.split_time(*m.span("obj"), prefer="past")  # it happened
     what = clean_object(what)
     if resolved is None or not what:
         return None

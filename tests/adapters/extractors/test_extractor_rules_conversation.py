@@ -8,9 +8,10 @@ Reference: Monday 2026-11-30 10:00Z, Europe/Berlin.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
+import attrs
 import pytest
 from extractor_support import REFERENCE, ZONE, MakeRequest, RunExtractor
 
@@ -187,3 +188,76 @@ def test_cancelled_trip_leaves_the_plan_previously_planned(result: ExtractionRes
     assert planned.slot == closed.slot
     assert assess(planned.temporal, REFERENCE).status is TemporalStatus.PLANNED
     assert assess(closed.temporal, REFERENCE).status is TemporalStatus.PREVIOUSLY_PLANNED
+
+
+# --- the same month name, said of the past and of a plan ---------------------------------------
+
+# Said on Monday 2026-11-30: one move that already happened, one trip still to come.
+MAY_CONVERSATION = [
+    ("user", "I moved to Lisbon in May."),
+    ("user", "I'm flying to Rome in May."),
+]
+
+EXPECTED_MAY_CANDIDATES = [
+    CandidateClaim(
+        content="The user lives in Lisbon.",
+        importance=0.7,
+        confidence=0.8,
+        slot="user.home_city",
+        temporal=TemporalMetadata(
+            kind=TemporalKind.STATE,
+            interval=Interval(valid_from=berlin(2026, 5, 1)),  # the May just past
+            precision=Precision.MONTH,
+            timezone=ZONE,
+            confidence=0.85,
+        ),
+        source_entry_ids=("m1",),
+    ),
+    CandidateClaim(
+        content="The user plans a trip to Rome in May 2027.",
+        importance=0.6,
+        confidence=0.8,
+        slot="user.trip.rome",
+        temporal=TemporalMetadata(
+            kind=TemporalKind.PLAN,
+            interval=Interval(valid_from=berlin(2027, 5, 1), valid_until=berlin(2027, 6, 1)),
+            precision=Precision.MONTH,
+            timezone=ZONE,
+            confidence=0.85,
+        ),
+        source_entry_ids=("m2",),
+    ),
+]
+
+
+def test_a_month_without_a_year_is_past_for_a_move_and_future_for_a_trip(
+    make_request: MakeRequest, run: RunExtractor
+) -> None:
+    """R-TIME-1/2: "I moved to Lisbon in May", said in November, has been true since this May
+    (current now), while "I'm flying to Rome in May" plans next May (the conversation two
+    engineers reported: the move had been stored as starting in May 2027)."""
+    result = run(RulesExtractor(), make_request(MAY_CONVERSATION))
+    assert list(result.candidates) == EXPECTED_MAY_CANDIDATES
+    home, rome = result.candidates
+    assert assess(home.temporal, REFERENCE).status is TemporalStatus.CURRENT
+    assert assess(rome.temporal, REFERENCE).status is TemporalStatus.PLANNED
+
+
+def test_an_event_in_january_said_in_may_is_this_january(
+    make_request: MakeRequest, run: RunExtractor
+) -> None:
+    """R-TIME-2: "I got divorced in January", said in May 2026, happened in January 2026 — an
+    event is never dated after the moment it was told."""
+    request = make_request([("user", "I got divorced in January.")])
+    may = attrs.evolve(request, reference_time=datetime(2026, 5, 12, 9, tzinfo=UTC))
+    (claim,) = run(RulesExtractor(), may).candidates
+    assert claim.content == "The user got divorced in January 2026."
+    assert claim.kind is ClaimKind.EPISODIC
+    assert claim.temporal == TemporalMetadata(
+        kind=TemporalKind.EVENT,
+        interval=Interval(valid_from=berlin(2026, 1, 1), valid_until=berlin(2026, 2, 1)),
+        precision=Precision.MONTH,
+        timezone=ZONE,
+        confidence=0.85,
+    )
+    assert assess(claim.temporal, may.reference_time).status is TemporalStatus.HISTORICAL

@@ -16,6 +16,7 @@ from extractor_support import REFERENCE, MakeRequest, RunExtractor
 
 from memory_adapters.extractors import RulesExtractor
 from memory_adapters.extractors.phrasing import slot_key, third_person_verb
+from memory_adapters.extractors.rules_clauses import clauses_of
 from memory_core.domain.cancellation import CancellationToken
 from memory_core.domain.claims import Category, ClaimKind
 from memory_core.domain.directives import DirectiveKind
@@ -164,6 +165,89 @@ def test_state_since_a_date_starts_at_that_period(extract: Extract) -> None:
     assert temporal.interval.valid_from == berlin(2026, 3, 1)
     assert temporal.interval.valid_until is None
     assert (temporal.precision, temporal.confidence) == (Precision.MONTH, 0.85)
+
+
+# sentence -> (content, where its date lands), said on Monday 2026-11-30 in Berlin. A month or
+# weekday without a year or week looks back for events and for states told in the past tense
+# (corrections included), forward for plans and for the present tense.
+DIRECTIONS = {
+    "I moved to Lisbon in May.": ("The user lives in Lisbon.", berlin(2026, 5, 1)),
+    "I've relocated to Porto on March 5.": ("The user lives in Porto.", berlin(2026, 3, 5)),
+    "Actually, I moved to Lisbon in May.": ("The user lives in Lisbon.", berlin(2026, 5, 1)),
+    "No, I have lived in Braga since May.": ("The user lives in Braga.", berlin(2026, 5, 1)),
+    "I live in Rome until May.": ("The user lives in Rome.", berlin(2027, 6, 1)),
+    "I work at Acme until March.": ("The user works at Acme.", berlin(2027, 4, 1)),
+    "I visited Japan in May.": ("The user visited Japan in May 2026.", berlin(2026, 5, 1)),
+    "I finished the migration on Friday.": (
+        "The user finished the migration on 2026-11-27.",
+        berlin(2026, 11, 27),
+    ),
+    "Sorry, I meant I started at Acme in March.": (
+        "The user started at Acme in March 2026.",
+        berlin(2026, 3, 1),
+    ),
+    "My trip to Rome was cancelled on Friday.": (
+        "The user cancelled the trip to Rome on 2026-11-27.",
+        berlin(2026, 11, 27),
+    ),
+    "I'm flying to Rome in May.": (
+        "The user plans a trip to Rome in May 2027.",
+        berlin(2027, 5, 1),
+    ),
+    "Actually, I'm flying to Rome in May.": (
+        "The user plans a trip to Rome in May 2027.",
+        berlin(2027, 5, 1),
+    ),
+    "I'm going to visit my parents on Friday.": (
+        "The user plans to visit their parents on 2026-12-04.",
+        berlin(2026, 12, 4),
+    ),
+    "I have a dentist appointment in March.": (
+        "The user has a dentist appointment in March 2027.",
+        berlin(2027, 3, 1),
+    ),
+}
+
+
+@pytest.mark.parametrize("text", DIRECTIONS)
+def test_a_yearless_date_follows_the_tense_of_what_is_said(extract: Extract, text: str) -> None:
+    """R-TIME-1/2: "I moved to Lisbon in May" said in November is this May, never next May;
+    "I'm flying to Rome in May" is next May. States bound by "until" keep their end bound."""
+    content, bound = DIRECTIONS[text]
+    first = extract(text).candidates[0]
+    interval = first.temporal.interval
+    assert first.content == content
+    assert (
+        interval.valid_from if interval.valid_from is not None else interval.valid_until
+    ) == bound
+
+
+@pytest.mark.parametrize(
+    ("text", "past"),
+    [
+        ("I moved to Lisbon in May", True),
+        ("I've been living in Madrid since March", True),
+        ("I have lived in Porto for years", True),
+        ("I had just started at Acme", True),
+        ("I got divorced in January", True),
+        ("I went to Oslo", True),
+        ("We were in Rome", True),
+        ("I used to live in Paris", True),
+        ("My trip to Rome was cancelled yesterday", True),
+        ("I live in Lisbon", False),
+        ("I'm based in Lisbon", False),  # an "-ed" adjective, not a verb
+        ("I need a flat in Lisbon", False),  # "need" is no past tense
+        ("I'm flying to Rome in May", False),
+        ("I have a meeting on Friday", False),
+        ("I'd prefer short answers", False),
+        ("My name is Ana", False),
+    ],
+)
+def test_a_clause_knows_whether_its_own_verb_is_past(text: str, past: bool) -> None:
+    """The tense the rules read a yearless date by, when the rule's shape does not say it."""
+    (clause,) = clauses_of(text, entry_id="m1", reference=REFERENCE, timezone="Europe/Berlin")
+    assert clause.past_tense is past
+    assert clause.tense == ("past" if past else "future")
 
 
 def test_correction_supersedes_by_slot_with_higher_confidence(extract: Extract) -> None:
