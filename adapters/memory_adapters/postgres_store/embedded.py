@@ -22,6 +22,7 @@ import importlib.util
 import logging
 import os
 import pwd
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -114,6 +115,7 @@ class EmbeddedPostgres:
         self._timeout = start_timeout_s
         self._bin = bin_dir if bin_dir is not None else find_binaries()
         self._socket_dir: Path | None = None
+        self._spare_socket_dir: Path | None = None  # ours to delete once stopped
         self._owned = False  # True when this object started the server (and must stop it)
 
     # --- lifecycle -----------------------------------------------------------------------
@@ -145,7 +147,12 @@ class EmbeddedPostgres:
         if not self._owned:
             return
         self._owned = False
-        self._run("pg_ctl", "-D", str(self.data_dir), "-m", "fast", "-w", "stop")
+        try:
+            self._run("pg_ctl", "-D", str(self.data_dir), "-m", "fast", "-w", "stop")
+        finally:
+            if self._spare_socket_dir is not None:
+                shutil.rmtree(self._spare_socket_dir, ignore_errors=True)
+                self._spare_socket_dir = None
         _log.info("embedded postgres stopped")
 
     def dsn(self, database: str = "postgres") -> str:
@@ -193,6 +200,7 @@ class EmbeddedPostgres:
         # A deep data directory: the socket goes to a private short directory instead.
         short = Path(tempfile.mkdtemp(prefix="agent-memory-pg-"))
         self._give(short)
+        self._spare_socket_dir = short
         return short
 
     def _give(self, path: Path) -> None:

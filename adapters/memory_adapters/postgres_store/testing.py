@@ -37,13 +37,18 @@ class ThrowawayServer:
         if os.geteuid() == 0:
             shutil.chown(self.root, user=_FALLBACK_ACCOUNT)
         self.root.chmod(0o700)
-        self.server = EmbeddedPostgres(
-            self.root / "data",
-            run_as=_FALLBACK_ACCOUNT if os.geteuid() == 0 else None,
-            durable=False,
-        )
-        self.server.start()
-        self.dsn = self.server.ensure_database("agent_memory_test")
+        try:
+            self.server = EmbeddedPostgres(
+                self.root / "data",
+                run_as=_FALLBACK_ACCOUNT if os.geteuid() == 0 else None,
+                durable=False,
+            )
+            self.server.start()
+            self.dsn = self.server.ensure_database("agent_memory_test")
+        except BaseException:
+            # Fail loudly with the server's own reason, leaving nothing behind.
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
         self._names = itertools.count(1)
 
     def settings(self, **overrides: object) -> ConnectionSettings:

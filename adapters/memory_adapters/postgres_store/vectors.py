@@ -17,13 +17,18 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from typing import TypeVar
 
-import attrs
 import psycopg
 
 from memory_adapters.postgres_store import approximate, vector_sql
 from memory_adapters.postgres_store.async_session import AsyncSession, precheck
 from memory_adapters.postgres_store.connection import ConnectionSettings, connect
 from memory_adapters.postgres_store.migrations import migrate
+from memory_adapters.postgres_store.vector_namespace import (
+    Certified,
+    Namespace,
+    hits_of,
+    lock_namespace,
+)
 from memory_adapters.postgres_store.vector_schema import (
     COMPONENT,
     MIGRATIONS,
@@ -37,7 +42,7 @@ from memory_adapters.postgres_store.vector_values import (
 )
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.claims import EmbeddingIdentity
-from memory_core.domain.errors import IdentityMismatch, StoreError, StoreQuarantined
+from memory_core.domain.errors import StoreError, StoreQuarantined
 from memory_core.domain.scope import validate_agent_id
 from memory_core.ports.vectors import (
     ReadyCertificate,
@@ -52,52 +57,6 @@ __all__ = ["PostgresVectorStore"]
 _log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-
-@attrs.frozen(kw_only=True)
-class _Namespace:
-    identity: EmbeddingIdentity
-    generation: int
-    approximate: bool
-
-
-@attrs.frozen(kw_only=True)
-class _Certified:
-    certificate: ReadyCertificate
-    generation: int  # the namespace generation in the database when it was granted
-    approximate: bool
-
-
-async def _namespace(
-    conn: psycopg.AsyncConnection,
-    agent_id: str,
-    identity: EmbeddingIdentity | None,
-    *,
-    exclusive: bool,
-) -> _Namespace | None:
-    """The agent's namespace row, locked for this transaction; created for `identity` when
-    missing; IdentityMismatch when it holds another identity (R-PROV-4)."""
-    lock = " FOR UPDATE" if exclusive else " FOR SHARE"
-    row = await (await conn.execute(vector_sql.LOCK_NAMESPACE + lock, (agent_id,))).fetchone()
-    if row is None and identity is not None:
-        await conn.execute(
-            vector_sql.INSERT_NAMESPACE, (agent_id, identity.provider, identity.model, identity.dim)
-        )
-        row = await (await conn.execute(vector_sql.LOCK_NAMESPACE + lock, (agent_id,))).fetchone()
-    if row is None:
-        return None
-    provider, model, dim, generation, is_approximate = row
-    stored = EmbeddingIdentity(provider=provider, model=model, dim=dim)
-    if identity is not None and stored != identity:
-        raise IdentityMismatch(
-            f"vector namespace of agent {agent_id!r} holds {_describe(stored)}, not"
-            f" {_describe(identity)}; rebuild it to change identity"
-        )
-    return _Namespace(identity=stored, generation=generation, approximate=is_approximate)
-
-
-def _describe(identity: EmbeddingIdentity) -> str:
-    return f"{identity.provider}/{identity.model} dim {identity.dim}"
 
 
 class PostgresVectorStore:
@@ -132,7 +91,7 @@ class PostgresVectorStore:
                 now=now,
             )
         self._session = AsyncSession(settings, extensions.schemas, grace_seconds=grace_seconds)
-        self._certs: dict[str, _Certified] = {}
+        self._certs: dict[str, Certified] = {}
         self._grants = itertools.count(1)
         self._quarantined: set[str] = set()
         self._on_close = on_close
@@ -153,8 +112,8 @@ class PostgresVectorStore:
         precheck(deadline, cancel, "warm")
         wanted = claim_id_set(authoritative_ids, "authoritative_ids")
 
-        async def work(conn: psycopg.AsyncConnection) -> tuple[_Namespace, int, set[str]]:
-            namespace = await _namespace(conn, agent_id, identity, exclusive=True)
+        async def work(conn: psycopg.AsyncConnection) -> tuple[Namespace, int, set[str]]:
+            namespace = await lock_namespace(conn, agent_id, identity, exclusive=True)
             assert namespace is not None
             orphans = await (
                 await conn.execute(vector_sql.DELETE_ORPHANS, (agent_id, wanted))
@@ -171,7 +130,7 @@ class PostgresVectorStore:
             store_generation=next(self._grants),
             config_generation=config_generation,
         )
-        self._certs[agent_id] = _Certified(
+        self._certs[agent_id] = Certified(
             certificate=certificate,
             generation=namespace.generation,
             approximate=namespace.approximate,
@@ -207,7 +166,7 @@ class PostgresVectorStore:
             return
 
         async def work(conn: psycopg.AsyncConnection) -> None:
-            await _namespace(conn, agent_id, identity, exclusive=False)
+            await lock_namespace(conn, agent_id, identity, exclusive=False)
             await conn.execute(
                 vector_sql.UPSERT,
                 {"agent": agent_id, "dim": identity.dim, "ids": ids, "vectors": texts},
@@ -248,7 +207,7 @@ class PostgresVectorStore:
         self._certs.pop(agent_id, None)
 
         async def work(conn: psycopg.AsyncConnection) -> None:
-            await _namespace(conn, agent_id, None, exclusive=True)
+            await lock_namespace(conn, agent_id, None, exclusive=True)
             await approximate.drop_index(conn, agent_id)
             await conn.execute("DELETE FROM agent_memory_vector WHERE agent_id = %s", (agent_id,))
             await conn.execute(
@@ -360,7 +319,7 @@ class PostgresVectorStore:
         precheck(deadline, cancel, "stored_identity")
 
         async def work(conn: psycopg.AsyncConnection) -> EmbeddingIdentity | None:
-            namespace = await _namespace(conn, agent_id, None, exclusive=False)
+            namespace = await lock_namespace(conn, agent_id, None, exclusive=False)
             return None if namespace is None else namespace.identity
 
         return await self._call(agent_id, work, "stored_identity", deadline, cancel)
@@ -378,7 +337,7 @@ class PostgresVectorStore:
         precheck(deadline, cancel, "enable_approximate_search")
 
         async def work(conn: psycopg.AsyncConnection) -> None:
-            namespace = await _namespace(conn, agent_id, None, exclusive=True)
+            namespace = await lock_namespace(conn, agent_id, None, exclusive=True)
             if namespace is None:
                 raise StoreError(f"agent {agent_id!r} has no vector namespace")
             await approximate.build_index(conn, agent_id, namespace.identity.dim, self._hnsw)
@@ -394,7 +353,7 @@ class PostgresVectorStore:
         precheck(deadline, cancel, "disable_approximate_search")
 
         async def work(conn: psycopg.AsyncConnection) -> None:
-            await _namespace(conn, agent_id, None, exclusive=True)
+            await lock_namespace(conn, agent_id, None, exclusive=True)
             await approximate.drop_index(conn, agent_id)
 
         await self._call(agent_id, work, "disable_approximate_search", deadline, cancel)
@@ -426,7 +385,7 @@ class PostgresVectorStore:
         if agent_id in self._quarantined and not allow_quarantined:
             raise StoreQuarantined(f"vector namespace of agent {agent_id!r} is quarantined")
 
-    def _certified(self, agent_id: str, certificate: ReadyCertificate) -> _Certified:
+    def _certified(self, agent_id: str, certificate: ReadyCertificate) -> Certified:
         self._usable(agent_id)
         certified = self._certs.get(agent_id)
         if certified is None or certified.certificate != certificate:
@@ -492,7 +451,7 @@ class PostgresVectorStore:
     async def _fetch(
         self,
         agent_id: str,
-        certified: _Certified,
+        certified: Certified,
         statement: str | psycopg.sql.Composable,
         params: dict[str, object],
         *,
@@ -507,14 +466,9 @@ class PostgresVectorStore:
             return await (await conn.execute(statement, params)).fetchall()
 
         rows = await self._call(agent_id, work, what, deadline, cancel)
-        if not rows or rows[0][0] != certified.generation:
+        hits = hits_of(rows, generation=certified.generation, answers=answers)
+        if hits is None:
             # Rebuilt or dropped since the warm-up, possibly by another process.
             self._certs.pop(agent_id, None)
             raise VectorStoreCold(f"vector namespace of agent {agent_id!r} changed since warm-up")
-        hits: list[list[VectorHit]] = [[] for _ in range(answers)]
-        for _generation, position, claim_id, distance in rows:
-            if claim_id is not None:
-                hits[int(position) - 1].append(
-                    VectorHit(claim_id=claim_id, similarity=1.0 - float(distance))
-                )
         return hits
