@@ -20,6 +20,7 @@ Diagnostics carry timings and counts only — never query or claim text.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from enum import StrEnum
 
@@ -249,7 +250,9 @@ class RetrievalService:
         while True:
             try:
                 cancel.raise_if_cancelled()
-                fts_claims = self._fts_candidates(agent, terms, scope_filter, fts, match_mode)
+                fts_claims, fts_ranks = self._fts_candidates(
+                    agent, terms, scope_filter, fts, match_mode
+                )
                 vector_claims = await self._vector_candidates(
                     agent,
                     vector=query_vector,
@@ -273,7 +276,7 @@ class RetrievalService:
                 query_vector = None
                 vector_claims = []
             counts["revalidated"] = len(fts_claims) + len(vector_claims)
-            candidates = candidates_from_lists(fts_claims, vector_claims)
+            candidates = candidates_from_lists(fts_claims, vector_claims, fts_ranks=fts_ranks)
             if directives:
                 kept, suppressed = filter_suppressed(candidates, directives)
             else:
@@ -312,16 +315,18 @@ class RetrievalService:
         scope_filter: ScopeFilter,
         source: _Source,
         match_mode: MatchMode,
-    ) -> list[Claim]:
+    ) -> tuple[list[Claim], dict[str, int]]:
+        """Re-validated FTS claims in index order, and each one's lexical rank."""
         if not terms:
-            return []
+            return [], {}
         hits = self._store.search_fts(
             agent, terms, scope_filter=scope_filter, limit=source.limit, match_mode=match_mode
         )
         source.returned = len(hits)
         source.saturated = len(hits) >= source.limit
         ids = [hit.claim_id for hit in hits]
-        return list(self._store.list_applicable_by_ids(agent, ids, scope_filter=scope_filter))
+        claims = list(self._store.list_applicable_by_ids(agent, ids, scope_filter=scope_filter))
+        return claims, _shared_ranks(claims, {hit.claim_id: hit.rank for hit in hits})
 
     async def _query_vector(
         self,
@@ -431,6 +436,22 @@ class RetrievalService:
 
     def _elapsed_ms(self, since: float) -> float:
         return max(0.0, 1000.0 * (self._infra.monotonic() - since))
+
+
+def _shared_ranks(claims: Sequence[Claim], index_scores: dict[str, float]) -> dict[str, int]:
+    """Each claim's position, where a run of claims the index scored equally shares the run's
+    first position. The store orders equal scores by importance and then id (a random token):
+    counting that order as lexical rank in the fusion would weigh importance twice and let
+    the id decide — an identical row of a more important claim would always win."""
+    ranks: dict[str, int] = {}
+    start, previous = 0, None
+    for position, claim in enumerate(claims):
+        score = index_scores.get(claim.id)
+        if score is None or previous is None or not math.isclose(score, previous, rel_tol=1e-9):
+            start = position
+        ranks[claim.id] = start
+        previous = score
+    return ranks
 
 
 _QUERY_DEGRADATIONS = {

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 import attrs
@@ -166,16 +166,21 @@ class Candidate:
 
 
 def candidates_from_lists(
-    fts: Sequence[Claim], vector: Sequence[tuple[Claim, float]]
+    fts: Sequence[Claim],
+    vector: Sequence[tuple[Claim, float]],
+    *,
+    fts_ranks: Mapping[str, int] | None = None,
 ) -> tuple[Candidate, ...]:
     """Merge the filtered FTS list (bm25 order) and vector list (similarity order) by claim id.
 
     Ranks are positions in the lists as given (after re-validation and suppression); a
-    repeated id keeps its first (best) position.
+    repeated id keeps its first (best) position. `fts_ranks` overrides FTS positions — the
+    retrieval service passes shared ranks for rows the index scored equally.
     """
     merged: dict[str, Candidate] = {}
-    for rank, claim in enumerate(fts):
+    for position, claim in enumerate(fts):
         if claim.id not in merged:
+            rank = fts_ranks.get(claim.id, position) if fts_ranks else position
             merged[claim.id] = Candidate(claim=claim, fts_rank=rank)
     for rank, (claim, similarity) in enumerate(vector):
         current = merged.get(claim.id)
