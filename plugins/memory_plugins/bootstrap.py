@@ -25,6 +25,7 @@ from memory_core.domain.errors import ConfigError
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.tape import IngestionProjection, TapeAnchorWriter, TapeRawEntryReader
 from memory_core.services.decision import DecisionService
+from memory_core.services.decision_neighbours import RetrievalNeighbours
 from memory_core.services.fences import WriteCoordinator
 from memory_core.services.gateway import ProviderGateway
 from memory_core.services.ingestion import IngestionServices
@@ -189,7 +190,12 @@ def _compose(
         built.append(cursors)
         service_args["ingestion"] = IngestionServices(
             extractor=extractor,
-            decisions=DecisionService(store, gateway=gateway if text is not None else None),
+            decisions=DecisionService(
+                store,
+                gateway=gateway if text is not None else None,
+                # llm decision mode: same-scope neighbours from decision-purpose retrieval.
+                neighbours=RetrievalNeighbours(retrieval) if text is not None else None,
+            ),
             tape=tape,
             projection=tape,
             anchors=anchors,
