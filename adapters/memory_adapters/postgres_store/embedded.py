@@ -142,13 +142,16 @@ class EmbeddedPostgres:
         self._owned = True
         _log.info("embedded postgres started")
 
-    def stop(self) -> None:
-        """Stop the server if this object started it (fast shutdown: clients are cut off)."""
-        if not self._owned:
+    def stop(self, *, force: bool = False) -> None:
+        """Stop the server if this object started it (fast shutdown: clients are cut off);
+        `force` stops whatever server runs on the directory, immediately (no checkpoint):
+        for reaping a throwaway server whose owner died."""
+        if not (self._owned or (force and self._running())):
             return
         self._owned = False
+        mode = "immediate" if force else "fast"
         try:
-            self._run("pg_ctl", "-D", str(self.data_dir), "-m", "fast", "-w", "stop")
+            self._run("pg_ctl", "-D", str(self.data_dir), "-m", mode, "-w", "stop")
         finally:
             if self._spare_socket_dir is not None:
                 shutil.rmtree(self._spare_socket_dir, ignore_errors=True)

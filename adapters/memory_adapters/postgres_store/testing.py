@@ -8,6 +8,7 @@ run as root, and is stopped and deleted by the cleanup registered on the session
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import shutil
@@ -23,6 +24,37 @@ from memory_adapters.postgres_store.embedded import EmbeddedPostgres
 __all__ = ["ThrowawayServer", "throwaway_server"]
 
 _FALLBACK_ACCOUNT = "nobody"
+_PREFIX = "agent-memory-pgtest-"
+_OWNER_FILE = "owner.pid"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _reap_orphans() -> None:
+    """Stop and delete throwaway servers whose test process died without its cleanup (a
+    killed run); servers of live sessions are left alone."""
+    for root in Path(tempfile.gettempdir()).glob(f"{_PREFIX}*"):
+        try:
+            owner = int((root / _OWNER_FILE).read_text())
+        except (OSError, ValueError):
+            continue
+        if _alive(owner):
+            continue
+        with contextlib.suppress(Exception):
+            EmbeddedPostgres(root / "data", run_as=_account()).stop(force=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _account() -> str | None:
+    return _FALLBACK_ACCOUNT if os.geteuid() == 0 else None
 
 
 class _Session(Protocol):
@@ -33,16 +65,14 @@ class ThrowawayServer:
     """A started server plus a source of fresh, never reused schema names."""
 
     def __init__(self) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="agent-memory-pgtest-"))
+        _reap_orphans()
+        self.root = Path(tempfile.mkdtemp(prefix=_PREFIX))
+        (self.root / _OWNER_FILE).write_text(str(os.getpid()))
         if os.geteuid() == 0:
             shutil.chown(self.root, user=_FALLBACK_ACCOUNT)
         self.root.chmod(0o700)
         try:
-            self.server = EmbeddedPostgres(
-                self.root / "data",
-                run_as=_FALLBACK_ACCOUNT if os.geteuid() == 0 else None,
-                durable=False,
-            )
+            self.server = EmbeddedPostgres(self.root / "data", run_as=_account(), durable=False)
             self.server.start()
             self.dsn = self.server.ensure_database("agent_memory_test")
         except BaseException:
