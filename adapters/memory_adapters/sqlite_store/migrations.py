@@ -68,6 +68,12 @@ def _v2(conn: apsw.Connection) -> None:
     )
 
 
+def _v3(conn: apsw.Connection) -> None:
+    # Files from the first v1 build mirrored inserts into FTS by a trigger; the writer does it
+    # now (see schema.fts_statements), and both together would index each row twice.
+    conn.execute("DROP TRIGGER IF EXISTS agent_memory_fts_ai")
+
+
 @attrs.frozen(kw_only=True)
 class Migration:
     version: int
@@ -82,6 +88,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         apply=_v1,
     ),
     Migration(version=2, description="per-session extraction cursors", apply=_v2),
+    Migration(
+        version=3, description="FTS inserts mirrored by the writer, not a trigger", apply=_v3
+    ),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -169,3 +169,26 @@ def test_scoped_recall_query_uses_the_scoped_index(store: ApswClaimStore) -> Non
            ORDER BY m.importance DESC, m.created_at DESC, m.id LIMIT 10"""
     ).fetchall()
     assert any("agent_memory_scoped_recall" in str(row) for row in plan), plan
+
+
+def test_a_file_with_the_early_insert_trigger_is_migrated_to_single_indexing(
+    store: ApswClaimStore, open_store: Callable[..., ApswClaimStore], raw: apsw.Connection, clock
+) -> None:
+    """R-STORE-1: migrations bring an older file forward; the first v1 build's FTS insert
+    trigger is dropped, so a new claim is indexed exactly once."""
+    store.close()
+    raw.execute(
+        """CREATE TRIGGER agent_memory_fts_ai AFTER INSERT ON agent_memory BEGIN
+             INSERT INTO agent_memory_fts (rowid, content, owner)
+             VALUES (NEW.rid, NEW.content, agent_memory_fts_owner(NEW.agent_id)); END"""
+    )
+    raw.execute("DELETE FROM agent_memory_schema WHERE version >= 3")
+    reopened = open_store()
+    reopened.insert(
+        ClaimDraft(agent_id="a", kind="semantic", content="indexed once"),
+        origin=WriteOrigin.EXTRACTION,
+        now=clock.now(),
+    )
+    assert raw.execute("SELECT count(*) FROM agent_memory_fts").fetchone() == (1,)
+    triggers = {n for (n,) in raw.execute("SELECT name FROM sqlite_master WHERE type='trigger'")}
+    assert "agent_memory_fts_ai" not in triggers
