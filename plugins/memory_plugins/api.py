@@ -63,8 +63,10 @@ async def open_memory_async(
     strict_plugins: bool = False,
 ) -> MemoryService:
     """`open_memory` for async hosts: same arguments, run in a worker thread so that plugin
-    loading and a local model's start-up do not block the event loop."""
-    return await asyncio.to_thread(
+    loading and a local model's start-up do not block the event loop. Then finishes any
+    agent clear a crash interrupted, one agent at a time (R-FORGET-3): until it is done,
+    that agent's claims are neither readable nor writable anyway."""
+    memory = await asyncio.to_thread(
         open_memory,
         data_dir,
         config=config,
@@ -73,6 +75,8 @@ async def open_memory_async(
         registry=registry,
         strict_plugins=strict_plugins,
     )
+    await memory.resume_clears()
+    return memory
 
 
 class SyncMemory:

@@ -6,10 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from memory_contracts.fakes import ManualClock
+from memory_core.services.service import MemoryService
+from memory_core.settings import MemorySettings
 from memory_plugins import hookimpl
 from memory_plugins.bootstrap import open_memory
 from memory_plugins.config import MemoryConfig, PluginChoice
 from memory_plugins.loader import load_plugins
+from memory_plugins.registry import PluginRegistry
 
 
 class ManualClockPlugin:
@@ -23,6 +26,23 @@ class ManualClockPlugin:
         register("manual", lambda context: self.clock, description="test clock")
 
 
+def world_config(
+    *, embedder: str = "hashing", plugins: dict[str, PluginChoice] | None = None, **settings: Any
+) -> MemoryConfig:
+    """The embedded defaults with the manual clock and a fast embedder."""
+    chosen = dict(MemoryConfig().plugins)
+    chosen["clock"] = PluginChoice(name="manual")
+    chosen["embedding_provider"] = PluginChoice(name=embedder)
+    chosen.update(plugins or {})
+    return MemoryConfig(settings=MemorySettings(**settings), plugins=chosen)
+
+
+def world_registry(clock: ManualClock) -> PluginRegistry:
+    return load_plugins(
+        strict=True, plugins=[ManualClockPlugin(clock)], distributions={"agent-memory"}
+    ).registry
+
+
 def make_memory(
     tmp_path: Path,
     clock: ManualClock,
@@ -31,15 +51,6 @@ def make_memory(
     embedder: str = "hashing",
     plugins: dict[str, PluginChoice] | None = None,
     **settings: Any,
-):  # type: ignore[no-untyped-def]
-    chosen = dict(MemoryConfig().plugins)
-    chosen["clock"] = PluginChoice(name="manual")
-    chosen["embedding_provider"] = PluginChoice(name=embedder)
-    chosen.update(plugins or {})
-    from memory_core.settings import MemorySettings
-
-    config = MemoryConfig(settings=MemorySettings(**settings), plugins=chosen)
-    registry = load_plugins(
-        strict=True, plugins=[ManualClockPlugin(clock)], distributions={"agent-memory"}
-    ).registry
-    return open_memory(tmp_path / "data", config=config, tape=tape, registry=registry)
+) -> MemoryService:
+    config = world_config(embedder=embedder, plugins=plugins, **settings)
+    return open_memory(tmp_path / "data", config=config, tape=tape, registry=world_registry(clock))

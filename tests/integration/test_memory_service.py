@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from memory_world import make_memory
+from memory_world import make_memory, world_config, world_registry
 
 from memory_adapters.tapes import InMemoryTape
 from memory_contracts.fakes import ManualClock
@@ -227,5 +227,31 @@ def test_session_scoped_memories_stay_in_their_session(tmp_path: Path, clock: Ma
         assert "Scratch note" in (inside.text or "")
         assert "Scratch note" not in (outside.text or "")
         await memory.aclose()
+
+    run(go())
+
+
+def test_opening_resumes_a_clear_a_crash_interrupted(tmp_path: Path, clock: ManualClock) -> None:
+    """R-FORGET-3: a clear left half-done is finished when memory is next opened."""
+    from memory_plugins.api import open_memory_async
+
+    async def go() -> None:
+        memory = make_memory(tmp_path, clock, clear_batch_size=2)
+        for i in range(5):
+            await memory.remember(A, f"Orchard fact {i} about pears")
+        memory.store.begin_clear(A, now=clock.now())
+        memory.store.run_clear_batch(A, batch_size=2)  # the "crash": one batch committed
+        await memory.aclose()
+        reopened = make_memory(tmp_path, clock)
+        assert reopened.store.pending_clears() != []
+        await reopened.aclose()
+        resumed = await open_memory_async(
+            tmp_path / "data", config=world_config(), registry=world_registry(clock)
+        )
+        assert resumed.store.pending_clears() == []
+        assert resumed.store.list_claims(A) == []
+        replay = await resumed.remember(A, "Orchard fact 4 about pears")
+        assert replay.status is RememberStatus.REQUIRES_USER_REAUTHORIZATION
+        await resumed.aclose()
 
     run(go())
