@@ -44,7 +44,7 @@ from memory_core.domain.scope import ScopeContext, ScopeFilter, validate_agent_i
 from memory_core.domain.temporal_policy import TemporalMode, assess
 from memory_core.ports.claims import ClaimStore, MatchMode
 from memory_core.ports.clock import DomainClock, InfraClock
-from memory_core.ports.vectors import VectorHit, VectorStoreCold
+from memory_core.ports.vectors import ReadyCertificate, VectorHit, VectorStoreCold
 from memory_core.services.gateway import ProviderGateway, QueryDegradation
 from memory_core.services.keywords import search_terms
 from memory_core.services.scoring import (
@@ -363,7 +363,7 @@ class RetrievalService:
         agent: str,
         *,
         vector: tuple[float, ...] | None,
-        certificate: object,
+        certificate: ReadyCertificate | None,
         scope_filter: ScopeFilter,
         source: _Source,
         degradations: set[Degradation],
@@ -383,7 +383,7 @@ class RetrievalService:
                 agent,
                 certificate,
                 vector,
-                source.limit,  # type: ignore[arg-type]
+                source.limit,
                 deadline=deadline,
                 cancel=cancel,
             )
@@ -412,7 +412,7 @@ class RetrievalService:
         source.returned = len(hits)
         # A list cut by the threshold is complete: a deeper scan would only add weaker hits.
         source.saturated = len(hits) >= source.limit and len(kept) == len(hits)
-        identity = certificate.identity  # type: ignore[attr-defined]
+        identity = certificate.identity
         stage = self._infra.monotonic()
         claims = self._store.list_applicable_by_ids(
             agent, [hit.claim_id for hit in kept], scope_filter=scope_filter, embedding=identity
