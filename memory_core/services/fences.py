@@ -27,6 +27,7 @@ from memory_core.ports.scheduler import AsyncLock, TaskScheduler
 
 __all__ = [
     "AgentFences",
+    "AgentLocks",
     "ExecutionIdentity",
     "SessionEpochs",
     "WriteCoordinator",
@@ -125,6 +126,31 @@ class WriteTicket:
     epoch: int
 
 
+class AgentLocks:
+    """One lock per agent, made on first use by the scheduler (no asyncio in the core)."""
+
+    def __init__(self, scheduler: TaskScheduler) -> None:
+        self._scheduler = scheduler
+        self._locks: dict[str, AsyncLock] = {}
+
+    @asynccontextmanager
+    async def hold(self, agent_id: str) -> AsyncIterator[None]:
+        lock = self._locks.get(agent_id)
+        if lock is None:
+            lock = self._locks[agent_id] = self._scheduler.make_lock()
+        await lock.acquire()
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def forget(self, agent_id: str) -> None:
+        """Drop the agent's lock if it is idle (after retirement)."""
+        lock = self._locks.get(agent_id)
+        if lock is not None and not lock.locked():
+            del self._locks[agent_id]
+
+
 class WriteCoordinator:
     """Serialises one agent's configuration changes, rebuilds, maintenance and commits
     (R-WRITE-7), and owns the fences they consult."""
@@ -139,20 +165,14 @@ class WriteCoordinator:
         self._scheduler = scheduler
         self.fences = fences or AgentFences()
         self.epochs = epochs or SessionEpochs()
-        self._locks: dict[str, AsyncLock] = {}
+        self._locks = AgentLocks(scheduler)
 
     @asynccontextmanager
     async def exclusive(self, agent_id: str) -> AsyncIterator[None]:
         """Hold the agent's lock. Keep holders short and free of provider calls: a config
         change waits behind them."""
-        lock = self._locks.get(agent_id)
-        if lock is None:
-            lock = self._locks[agent_id] = self._scheduler.make_lock()
-        await lock.acquire()
-        try:
+        async with self._locks.hold(agent_id):
             yield
-        finally:
-            lock.release()
 
     def ticket(self, agent_id: str, session_id: str) -> WriteTicket:
         return WriteTicket(
@@ -186,6 +206,4 @@ class WriteCoordinator:
 
     def forget_agent(self, agent_id: str) -> None:
         """Drop the agent's idle lock after retirement (its generation is kept)."""
-        lock = self._locks.get(agent_id)
-        if lock is not None and not lock.locked():
-            del self._locks[agent_id]
+        self._locks.forget(agent_id)

@@ -25,6 +25,7 @@ from memory_core.domain.errors import (
 from memory_core.ports.claims import ClaimStore
 from memory_core.ports.clock import DomainClock
 from memory_core.ports.vectors import ReadyCertificate, VectorStore
+from memory_core.services.fences import AgentLocks
 from memory_core.services.gateway import ProviderGateway
 
 __all__ = ["DrainReport", "VectorIndex"]
@@ -52,6 +53,7 @@ class VectorIndex:
         vectors: VectorStore | None,
         gateway: ProviderGateway | None,
         domain_clock: DomainClock,
+        locks: AgentLocks | None = None,
         batch_limit: int = 200,
     ) -> None:
         self._store = store
@@ -60,6 +62,9 @@ class VectorIndex:
         self._clock = domain_clock
         self._batch_limit = batch_limit
         self._certificates: dict[str, ReadyCertificate] = {}
+        # Warm-up reads the ready ids and then checks coverage; an embedding pass landing in
+        # between would have its fresh vectors deleted as orphans. One lock per agent.
+        self._locks = locks
         self._config_generation = 1
 
     @property
@@ -92,6 +97,24 @@ class VectorIndex:
         self._certificates.pop(agent_id, None)
 
     async def warm(
+        self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
+    ) -> ReadyCertificate | None:
+        """Warm the embedder and the agent's namespace; see `_warm`."""
+        if self._locks is None:
+            return await self._warm(agent_id, deadline=deadline, cancel=cancel)
+        async with self._locks.hold(agent_id):
+            return await self._warm(agent_id, deadline=deadline, cancel=cancel)
+
+    async def drain(
+        self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
+    ) -> DrainReport:
+        """Embed the agent's pending claims; see `_drain`."""
+        if self._locks is None:
+            return await self._drain(agent_id, deadline=deadline, cancel=cancel)
+        async with self._locks.hold(agent_id):
+            return await self._drain(agent_id, deadline=deadline, cancel=cancel)
+
+    async def _warm(
         self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
     ) -> ReadyCertificate | None:
         """Warm the embedder and the agent's namespace; return the certificate or None.
@@ -143,7 +166,7 @@ class VectorIndex:
         )
         return report.certificate
 
-    async def drain(
+    async def _drain(
         self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
     ) -> DrainReport:
         """Embed the agent's pending claims, batch by batch, until none are left or time ends."""

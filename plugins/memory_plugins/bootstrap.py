@@ -26,7 +26,7 @@ from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.tape import IngestionProjection, TapeAnchorWriter, TapeRawEntryReader
 from memory_core.services.decision import DecisionService
 from memory_core.services.decision_neighbours import RetrievalNeighbours
-from memory_core.services.fences import WriteCoordinator
+from memory_core.services.fences import AgentLocks, WriteCoordinator
 from memory_core.services.gateway import ProviderGateway
 from memory_core.services.ingestion import IngestionServices
 from memory_core.services.retrieval import RetrievalService
@@ -156,7 +156,14 @@ def _compose(
             registry.create_text_provider(choice.name, _context(root, config, choice, **shared))
         )
     gateway = ProviderGateway(clock=infra_clock, embedder=embedder, text=text, settings=settings)
-    index = VectorIndex(store=store, vectors=vectors, gateway=gateway, domain_clock=domain_clock)
+    scheduler = AsyncioScheduler()
+    index = VectorIndex(
+        store=store,
+        vectors=vectors,
+        gateway=gateway,
+        domain_clock=domain_clock,
+        locks=AgentLocks(scheduler),
+    )
     retrieval = RetrievalService(
         store=store,
         domain_clock=domain_clock,
@@ -165,7 +172,6 @@ def _compose(
         gateway=gateway,
         settings=settings,
     )
-    scheduler = AsyncioScheduler()
     coordinator = WriteCoordinator(scheduler)
 
     if tape is None and (tape_choice := _chosen(config, "tape")) is not None:

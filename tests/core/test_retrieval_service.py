@@ -274,3 +274,52 @@ def test_diagnostics_hold_no_text() -> None:
     result = world.retrieve("zqxvbwkjhgfd")
     assert "zqxvbwkjhgfd" not in repr(result.diagnostics)
     assert "zqxvbwkjhgfd" not in result.query_hash
+
+
+def test_warm_up_and_an_embedding_pass_never_interleave() -> None:
+    """R-VEC-4: a warm-up takes the ready ids, then checks coverage; an embedding pass landing
+    in between would have its fresh vectors deleted as orphans. The per-agent lock keeps the
+    two apart, so every ready claim keeps its vector."""
+    from memory_adapters.asyncio_scheduler import AsyncioScheduler
+    from memory_core.services.fences import AgentLocks
+
+    world = World(embedder=TableEmbedder({"sushi": 0}))
+    for i in range(3):
+        world.add(f"Sushi place number {i}")
+    gate = asyncio.Event()
+    inner_warm = world.vectors.warm
+
+    async def gated_warm(*args, **kwargs):  # type: ignore[no-untyped-def]
+        await gate.wait()  # the ready ids were read before this point
+        return await inner_warm(*args, **kwargs)
+
+    world.vectors.warm = gated_warm  # type: ignore[method-assign]
+
+    async def scenario() -> None:
+        world.index = VectorIndex(
+            store=world.store,
+            vectors=world.vectors,
+            gateway=world.gateway,
+            domain_clock=world.clock,
+            locks=AgentLocks(AsyncioScheduler()),
+        )
+        warming = asyncio.create_task(
+            world.index.warm(A, deadline=world.deadline(), cancel=CancellationToken())
+        )
+        await asyncio.sleep(0)
+        draining = asyncio.create_task(
+            world.index.drain(A, deadline=world.deadline(), cancel=CancellationToken())
+        )
+        await asyncio.sleep(0.01)
+        gate.set()
+        await asyncio.gather(warming, draining)
+        stored = await world.vectors.list_ids(
+            A, deadline=world.deadline(), cancel=CancellationToken()
+        )
+        certificate = world.index.certificate(A)
+        assert certificate is not None
+        ready = world.store.list_ready_ids(A, certificate.identity)
+        assert sorted(stored) == sorted(ready)
+        assert len(ready) == 3
+
+    world.run(scenario())
