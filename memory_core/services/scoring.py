@@ -93,13 +93,17 @@ def _depth(instance: object, attribute: attrs.Attribute, value: int | None) -> N
 class ScoringPolicy:
     """Every constant of the fusion, explicit so measurement can tune it.
 
-    Defaults are DeepChat's (reference §4.4). `rrf_depth` defaults to DeepChat's per-source
-    fusion limit (2 × top-K, so 12); `None` fuses whole lists, which the LoCoMo note measured
-    as worse than BM25 alone. `rrf_weight` scales the RRF term (1 = DeepChat), and
+    Defaults are DeepChat's (reference §4.4) except `rrf_k`: 2, not 60, chosen by measurement
+    on DeepChat's retrieval fixture and LoCoMo together (docs/evaluation.md) — the RRF term is
+    added to a base score of about 0.2–0.9, and with k=60 rank moved a result by less than
+    0.003 across the top 12, so hybrid ranking was vector similarity plus importance and
+    lost to plain BM25. `rrf_depth` defaults to DeepChat's per-source fusion limit (2 × top-K,
+    so 12); `None` fuses whole lists, which the LoCoMo note measured as worse than BM25
+    alone. `rrf_weight` scales the RRF term (1 = DeepChat), and
     `weight_access` is 0 by default (R-READ-8 names access; DeepChat does not weigh it).
     """
 
-    rrf_k: int = attrs.field(default=60, validator=_positive)
+    rrf_k: int = attrs.field(default=2, validator=_positive)
     rrf_depth: int | None = attrs.field(default=12, validator=_depth)
     rrf_weight: float = attrs.field(default=1.0, validator=_non_negative)
     weight_similarity: float = attrs.field(default=0.6, validator=_unit)

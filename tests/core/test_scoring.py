@@ -65,9 +65,13 @@ def state(*, until: datetime, confidence: float) -> TemporalMetadata:
     )
 
 
+# The reference's worked examples use DeepChat's RRF k; our default is measured (rrf_k=2).
+DEEPCHAT = ScoringPolicy(rrf_k=60)
+
+
 def test_fts_only_candidate_worked_example() -> None:
     """Reference §4.4: sim = FTS baseline 0.3, fresh, importance 0.5, confidence 0.7."""
-    ranking = rank_candidates([Candidate(claim=claim("a"), fts_rank=0)], now=NOW)
+    ranking = rank_candidates([Candidate(claim=claim("a"), fts_rank=0)], now=NOW, policy=DEEPCHAT)
     (item,) = ranking.items
     b = item.breakdown
     assert b.similarity == 0.3
@@ -83,7 +87,7 @@ def test_fts_only_candidate_worked_example() -> None:
 
 def test_vector_similarity_replaces_the_baseline_and_both_ranks_add_rrf() -> None:
     candidate = Candidate(claim=claim("a"), fts_rank=2, vector_rank=0, similarity=0.9)
-    (item,) = rank_candidates([candidate], now=NOW).items
+    (item,) = rank_candidates([candidate], now=NOW, policy=DEEPCHAT).items
     assert item.breakdown.similarity == 0.9
     assert item.breakdown.rrf == pytest.approx(1 / 61 + 1 / 63)
     assert item.sources == (CandidateSource.FTS, CandidateSource.VECTOR)
@@ -96,7 +100,7 @@ def test_ranks_beyond_the_rrf_depth_add_nothing() -> None:
         [Candidate(claim=claim("a"), fts_rank=5)], now=NOW, policy=policy
     ).items
     assert item.breakdown.rrf == 0.0
-    whole = ScoringPolicy(rrf_depth=None)
+    whole = ScoringPolicy(rrf_k=60, rrf_depth=None)
     (item,) = rank_candidates(
         [Candidate(claim=claim("a"), fts_rank=500)], now=NOW, policy=whole
     ).items
@@ -284,6 +288,7 @@ def test_the_same_id_handed_over_twice_keeps_its_best_ranks() -> None:
             Candidate(claim=c, fts_rank=1, vector_rank=2, similarity=0.4),
         ],
         now=NOW,
+        policy=DEEPCHAT,
     )
     (item,) = ranking.items
     assert item.breakdown.rrf == pytest.approx(1 / 62 + 1 / 63)

@@ -18,7 +18,7 @@ SPEC_DEFAULTS = {
     "working_ceiling_tokens": 480,
     "recall_reservation_tokens": 256,
     "top_k": 6,
-    "rrf_k": 60,
+    "rrf_k": 2,  # SPEC §11's 60 replaced by measurement (docs/evaluation.md)
     "weight_similarity": 0.6,
     "weight_recency": 0.25,
     "weight_importance": 0.15,

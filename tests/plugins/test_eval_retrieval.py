@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from memory_core.settings import MemorySettings
 from memory_plugins.eval.fixture_io import FixtureError
 from memory_plugins.eval.rankers import RankMode
 from memory_plugins.eval.retrieval import (
@@ -94,7 +95,7 @@ def test_every_mode_finds_the_relevant_row_and_never_another_agents(tmp_path: Pa
         owner = "agent-a" if result.query in ("q-path", "q-cjk") else "agent-b"
         assert all(row.startswith(owner) for row in result.ranking), result
     assert report.passed
-    assert report.scoring["rrf_k"] == 60
+    assert report.scoring["rrf_k"] == MemorySettings().rrf_k
 
 
 def test_a_missed_relevant_row_fails_the_gates(tmp_path: Path) -> None:
