@@ -343,6 +343,7 @@ class RetrievalService:
             return None
         if self._index.certificate(agent) is None:
             degradations.add(Degradation.VECTOR_COLD)
+            self._index.request_warm(agent)
             return None
         stage = self._infra.monotonic()
         embedding = await self._gateway.embed_query(

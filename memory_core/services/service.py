@@ -365,6 +365,7 @@ class MemoryService:
         for handle in self._background:
             await handle.wait()
         self._background.clear()
+        await self.index.settle()
         await self.gateway.aclose()
         if self.index.vectors is not None:
             await self.index.vectors.aclose()

@@ -23,7 +23,8 @@ from memory_core.domain.errors import (
     StoreError,
 )
 from memory_core.ports.claims import ClaimStore
-from memory_core.ports.clock import DomainClock
+from memory_core.ports.clock import DomainClock, InfraClock
+from memory_core.ports.scheduler import TaskHandle, TaskScheduler
 from memory_core.ports.vectors import ReadyCertificate, VectorStore
 from memory_core.services.fences import AgentLocks
 from memory_core.services.gateway import ProviderGateway
@@ -54,6 +55,8 @@ class VectorIndex:
         gateway: ProviderGateway | None,
         domain_clock: DomainClock,
         locks: AgentLocks | None = None,
+        scheduler: TaskScheduler | None = None,
+        infra_clock: InfraClock | None = None,
         batch_limit: int = 200,
     ) -> None:
         self._store = store
@@ -65,6 +68,9 @@ class VectorIndex:
         # Warm-up reads the ready ids and then checks coverage; an embedding pass landing in
         # between would have its fresh vectors deleted as orphans. One lock per agent.
         self._locks = locks
+        self._scheduler = scheduler
+        self._infra = infra_clock
+        self._warming: dict[str, TaskHandle] = {}
         self._config_generation = 1
 
     @property
@@ -95,6 +101,31 @@ class VectorIndex:
     def invalidate(self, agent_id: str) -> None:
         """Forget the agent's certificate (clear, retirement, a revision change seen in recall)."""
         self._certificates.pop(agent_id, None)
+
+    def request_warm(self, agent_id: str, *, seconds: float = 60.0) -> bool:
+        """Start embedding what is pending and warming the agent in the background, unless
+        that is already running. The read path calls it when it meets a cold agent, so the
+        next turns get vectors back (reference §4.3: `vectorCold` kicks off a warm-up)."""
+        if not self.enabled or self._scheduler is None or self._infra is None:
+            return False
+        running = self._warming.get(agent_id)
+        if running is not None and not running.done:
+            return False
+        clock = self._infra
+
+        async def work() -> None:
+            deadline = Deadline.after(clock, seconds)
+            await self.drain(agent_id, deadline=deadline, cancel=CancellationToken())
+            await self.warm(agent_id, deadline=deadline, cancel=CancellationToken())
+
+        self._warming[agent_id] = self._scheduler.spawn(work, name=f"memory-warm:{agent_id}")
+        return True
+
+    async def settle(self) -> None:
+        """Until background warm-ups have finished (before closing the stores)."""
+        for handle in list(self._warming.values()):
+            await handle.wait()
+        self._warming.clear()
 
     async def warm(
         self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken

@@ -163,6 +163,8 @@ def _compose(
         gateway=gateway,
         domain_clock=domain_clock,
         locks=AgentLocks(scheduler),
+        scheduler=scheduler,
+        infra_clock=infra_clock,
     )
     retrieval = RetrievalService(
         store=store,

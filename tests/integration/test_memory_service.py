@@ -255,3 +255,22 @@ def test_opening_resumes_a_clear_a_crash_interrupted(tmp_path: Path, clock: Manu
         await resumed.aclose()
 
     run(go())
+
+
+def test_a_cold_agent_warms_itself_in_the_background(tmp_path: Path, clock: ManualClock) -> None:
+    """R-VEC-4: recall on a cold agent records vectorCold and starts a warm-up, so vectors
+    come back without anyone calling warm()."""
+    from memory_core.domain.manifest import Degradation
+
+    async def go() -> None:
+        memory = make_memory(tmp_path, clock)
+        await memory.remember(A, "The user's bicycle is a green Brompton.")
+        cold = await memory.recall(A, "bicycle")
+        assert Degradation.VECTOR_COLD in cold.degradations
+        await memory.index.settle()
+        warm = await memory.recall(A, "bicycle")
+        assert Degradation.VECTOR_COLD not in warm.degradations
+        assert memory.index.certificate(A) is not None
+        await memory.aclose()
+
+    run(go())
