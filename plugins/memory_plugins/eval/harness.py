@@ -151,13 +151,16 @@ class EvalMemory:
     data_dir: Path
 
 
-async def _settle_background_work() -> None:
-    # `remember` schedules embedding on the running loop; closing the stores under it
-    # would fail those tasks. Only this evaluation's own loop is waited on.
+_SETTLE_SECONDS = 60.0
+
+
+async def _settle_background_work(before: set[asyncio.Task[object]]) -> None:
+    # `remember` schedules embedding on the running loop; closing the stores under it would
+    # fail those tasks. Only tasks started while the evaluation ran are waited for, bounded.
     current = asyncio.current_task()
-    pending = [task for task in asyncio.all_tasks() if task is not current]
-    if pending:
-        await asyncio.wait(pending)
+    started = [task for task in asyncio.all_tasks() if task not in before and task is not current]
+    if started:
+        await asyncio.wait(started, timeout=_SETTLE_SECONDS)
 
 
 @contextlib.asynccontextmanager
@@ -172,6 +175,7 @@ async def eval_memory(
     """Open a fresh memory in a temporary directory; close and delete it on exit."""
     config = eval_config(embedder, base=base, settings=settings)
     registry = registry or eval_registry(clock)
+    before = set(asyncio.all_tasks())
     with tempfile.TemporaryDirectory(prefix="agent-memory-eval-") as directory:
         service = open_memory(directory, config=config, registry=registry)
         try:
@@ -179,5 +183,5 @@ async def eval_memory(
                 service=service, clock=clock, settings=config.settings, data_dir=Path(directory)
             )
         finally:
-            await _settle_background_work()
+            await _settle_background_work(before)
             await service.aclose()
