@@ -35,6 +35,7 @@ __all__ = [
     "MAX_TERMS",
     "Keyword",
     "TermKind",
+    "coverage_tokens",
     "extract_keywords",
     "search_terms",
 ]
@@ -152,3 +153,24 @@ def extract_keywords(
 def search_terms(query: str) -> tuple[str, ...]:
     """Just the term texts, in query order, for the FTS adapter to OR together."""
     return tuple(keyword.text for keyword in extract_keywords(query))
+
+
+_WORD = re.compile(rf"[a-z0-9]+|[{_CJK_CLASS}]+")
+
+
+def coverage_tokens(text: str) -> frozenset[str]:
+    """Whole words (numbers included: "policy 1" is not "policy 10") and CJK character
+    bigrams, lowercased, stopwords left out: the units in which a candidate's coverage of a
+    query is counted. Trigram FTS cannot see a one- or two-character word; this can."""
+    tokens: set[str] = set()
+    for match in _WORD.finditer(unicodedata.normalize("NFKC", text).lower()):
+        run = match.group()
+        if run[0].isascii():
+            if run not in ENGLISH_STOPWORDS:
+                tokens.add(run)
+        elif len(run) == 1:
+            tokens.add(run)
+        else:
+            tokens.update(run[i : i + 2] for i in range(len(run) - 1))
+    return frozenset(tokens)
+

@@ -46,7 +46,7 @@ from memory_core.ports.claims import ClaimStore, MatchMode
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.vectors import ReadyCertificate, VectorHit, VectorStoreCold
 from memory_core.services.gateway import ProviderGateway, QueryDegradation
-from memory_core.services.keywords import search_terms
+from memory_core.services.keywords import coverage_tokens, search_terms
 from memory_core.services.scoring import (
     Candidate,
     ScoredItem,
@@ -251,7 +251,12 @@ class RetrievalService:
             try:
                 cancel.raise_if_cancelled()
                 fts_claims, fts_ranks = self._fts_candidates(
-                    agent, terms, scope_filter, fts, match_mode
+                    agent,
+                    request.query,
+                    terms=terms,
+                    scope_filter=scope_filter,
+                    source=fts,
+                    match_mode=match_mode,
                 )
                 vector_claims = await self._vector_candidates(
                     agent,
@@ -311,6 +316,8 @@ class RetrievalService:
     def _fts_candidates(
         self,
         agent: str,
+        query: str,
+        *,
         terms: Sequence[str],
         scope_filter: ScopeFilter,
         source: _Source,
@@ -326,7 +333,19 @@ class RetrievalService:
         source.saturated = len(hits) >= source.limit
         ids = [hit.claim_id for hit in hits]
         claims = list(self._store.list_applicable_by_ids(agent, ids, scope_filter=scope_filter))
-        return claims, _shared_ranks(claims, {hit.claim_id: hit.rank for hit in hits})
+        # bm25 over trigrams is blind to short words ("policy 1" vs "policy 2") and ties on
+        # rows that differ only there. Rows covering more of the query's words rank first;
+        # bm25 orders rows of equal coverage.
+        wanted = coverage_tokens(query)
+        coverage = {
+            claim.id: len(wanted & coverage_tokens(claim.content)) / len(wanted) if wanted else 0.0
+            for claim in claims
+        }
+        claims.sort(key=lambda claim: -coverage[claim.id])  # stable: bm25 order within ties
+        scores = {hit.claim_id: hit.rank for hit in hits}
+        return claims, _shared_ranks(
+            claims, {cid: (-coverage[cid], scores[cid]) for cid in coverage}
+        )
 
     async def _query_vector(
         self,
@@ -439,7 +458,9 @@ class RetrievalService:
         return max(0.0, 1000.0 * (self._infra.monotonic() - since))
 
 
-def _shared_ranks(claims: Sequence[Claim], index_scores: dict[str, float]) -> dict[str, int]:
+def _shared_ranks(
+    claims: Sequence[Claim], index_scores: dict[str, tuple[float, float]]
+) -> dict[str, int]:
     """Each claim's position, where a run of claims the index scored equally shares the run's
     first position. The store orders equal scores by importance and then id (a random token):
     counting that order as lexical rank in the fusion would weigh importance twice and let
@@ -448,7 +469,12 @@ def _shared_ranks(claims: Sequence[Claim], index_scores: dict[str, float]) -> di
     start, previous = 0, None
     for position, claim in enumerate(claims):
         score = index_scores.get(claim.id)
-        if score is None or previous is None or not math.isclose(score, previous, rel_tol=1e-9):
+        if (
+            score is None
+            or previous is None
+            or score[0] != previous[0]
+            or not math.isclose(score[1], previous[1], rel_tol=1e-9)
+        ):
             start = position
         ranks[claim.id] = start
         previous = score

@@ -363,8 +363,9 @@ def rank_candidates(
 ) -> Ranking:
     """Score, filter by time, sort and collapse near-duplicates; keep at most `top_k` items.
 
-    Dropped: every temporally ineligible candidate, and every duplicate met before `top_k`
-    items were kept (candidates past the cut are simply not recalled).
+    Dropped: every temporally ineligible candidate, and every duplicate (same kind, same or
+    nearly the same words) met before `top_k` items were kept (candidates past the cut are
+    simply not recalled).
     """
     now = require_utc(now, "now")
     policy = policy or ScoringPolicy()
@@ -383,21 +384,23 @@ def rank_candidates(
     scored.sort(key=lambda item: (-item.combined, -item.score, item.claim.id))
 
     kept: list[ScoredItem] = []
-    kept_canonical: set[str] = set()
-    kept_tokens: list[frozenset[str]] = []
+    # Kinds keep their own semantics (R-DOM-1): an episodic record and a semantic fact with
+    # the same words are both kept; duplicates collapse within a kind.
+    kept_canonical: set[tuple[ClaimKind, str]] = set()
+    kept_tokens: list[tuple[ClaimKind, frozenset[str]]] = []
     for item in scored:
         if top_k is not None and len(kept) >= top_k:
             break
+        kind = item.claim.kind
         canonical = canonical_content(item.claim.content)
         tokens = token_set(item.claim.content)
-        if canonical in kept_canonical or any(
-            _jaccard(tokens, other) >= policy.duplicate_jaccard for other in kept_tokens
+        if (kind, canonical) in kept_canonical or any(
+            other_kind is kind and _jaccard(tokens, other) >= policy.duplicate_jaccard
+            for other_kind, other in kept_tokens
         ):
-            dropped.append(
-                DroppedItem(id=item.claim.id, kind=item.claim.kind, reason=DropReason.DUPLICATE)
-            )
+            dropped.append(DroppedItem(id=item.claim.id, kind=kind, reason=DropReason.DUPLICATE))
             continue
         kept.append(item)
-        kept_canonical.add(canonical)
-        kept_tokens.append(tokens)
+        kept_canonical.add((kind, canonical))
+        kept_tokens.append((kind, tokens))
     return Ranking(items=tuple(kept), dropped=tuple(dropped))

@@ -323,3 +323,31 @@ def test_warm_up_and_an_embedding_pass_never_interleave() -> None:
         assert len(ready) == 3
 
     world.run(scenario())
+
+
+def test_short_words_the_trigram_index_cannot_see_still_decide_the_rank() -> None:
+    """R-READ-8: rows differing only in a number ("policy 2" vs "policy 12") are told apart by
+    whole-word coverage of the query, not left to importance or a random id."""
+    world = World()
+    for n in (1, 2, 3, 12, 20):
+        world.add(
+            f"Project Atlas retention policy {n} is enabled.", importance=0.9 if n != 2 else 0.2
+        )
+    wanted = world.add(
+        "Project Atlas retention policy 2 is enabled.", kind="episodic", importance=0.1
+    )
+    result = world.retrieve("Project Atlas retention policy 2", top_k=2)
+    contents = [item.claim.content for item in result.items]
+    assert contents == ["Project Atlas retention policy 2 is enabled."] * 2
+    assert wanted in _ids(result)  # the episodic twin is kept: kinds do not collapse together
+
+
+def test_cjk_queries_are_ranked_by_bigram_coverage() -> None:
+    """R-READ-8: a CJK query with a trailing number prefers the row that has both."""
+    world = World()
+    for n in (1, 2, 3):
+        world.add(f"用户偏好简洁中文回答{n}，避免冗长铺垫。", importance=0.8)
+    target = world.add("用户偏好简洁中文回答10，避免冗长铺垫。", importance=0.8)
+    world.add("Unrelated gardening note cjk 10 about soil.", importance=0.9)
+    result = world.retrieve("偏好简洁中文回答10", top_k=1)
+    assert _ids(result) == [target]
