@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections import Counter
 from collections.abc import Sequence
 from enum import StrEnum
 
@@ -336,11 +337,7 @@ class RetrievalService:
         # bm25 over trigrams is blind to short words ("policy 1" vs "policy 2") and ties on
         # rows that differ only there. Rows covering more of the query's words rank first;
         # bm25 orders rows of equal coverage.
-        wanted = coverage_tokens(query)
-        coverage = {
-            claim.id: len(wanted & coverage_tokens(claim.content)) / len(wanted) if wanted else 0.0
-            for claim in claims
-        }
+        coverage = _coverage(query, claims)
         claims.sort(key=lambda claim: -coverage[claim.id])  # stable: bm25 order within ties
         scores = {hit.claim_id: hit.rank for hit in hits}
         return claims, _shared_ranks(
@@ -456,6 +453,18 @@ class RetrievalService:
 
     def _elapsed_ms(self, since: float) -> float:
         return max(0.0, 1000.0 * (self._infra.monotonic() - since))
+
+
+def _coverage(query: str, claims: Sequence[Claim]) -> dict[str, float]:
+    """How much of the query each claim covers, words weighted by their rarity among the
+    candidates (a local IDF): a word every candidate shares — a speaker's name, the query's
+    topic — decides nothing, a number or name only one row has decides a lot."""
+    wanted = coverage_tokens(query)
+    tokens = {claim.id: wanted & coverage_tokens(claim.content) for claim in claims}
+    frequency = Counter(token for found in tokens.values() for token in found)
+    weight = {token: math.log(1 + len(claims) / max(1, frequency[token])) for token in wanted}
+    total = sum(weight.values()) or 1.0
+    return {cid: sum(weight[token] for token in found) / total for cid, found in tokens.items()}
 
 
 def _shared_ranks(
