@@ -20,10 +20,7 @@ Diagnostics carry timings and counts only — never query or claim text.
 from __future__ import annotations
 
 import logging
-import math
-from collections import Counter
 from collections.abc import Sequence
-from enum import StrEnum
 
 import attrs
 
@@ -37,17 +34,24 @@ from memory_core.domain.errors import (
     OperationCancelled,
     StoreError,
     StoreQuarantined,
-    ValidationError,
 )
 from memory_core.domain.manifest import Degradation, DroppedItem, StageTimings
 from memory_core.domain.provenance import query_hash
-from memory_core.domain.scope import ScopeContext, ScopeFilter, validate_agent_id
+from memory_core.domain.scope import ScopeFilter
 from memory_core.domain.temporal_policy import TemporalMode, assess
 from memory_core.ports.claims import ClaimStore, MatchMode
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.vectors import ReadyCertificate, VectorHit, VectorStoreCold
 from memory_core.services.gateway import ProviderGateway, QueryDegradation
-from memory_core.services.keywords import coverage_tokens, search_terms
+from memory_core.services.keywords import search_terms
+from memory_core.services.lexical_rank import lexical_ranks
+from memory_core.services.retrieval_types import (
+    RetrievalDiagnostics,
+    RetrievalOutcome,
+    RetrievalPurpose,
+    RetrievalRequest,
+    RetrievalResult,
+)
 from memory_core.services.scoring import (
     Candidate,
     ScoredItem,
@@ -71,73 +75,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _VECTOR_LIMIT_CAP = 400  # initial vector oversampling cap (100 × 4), before refills
-
-
-class RetrievalPurpose(StrEnum):
-    RECALL = "recall"  # memory_recall tool: current mode, suppression, access accounting
-    INJECTION = "injection"  # prompt contribution: current mode, suppression, no accounting here
-    DECISION = "decision"  # write-path neighbours: evidence mode, no suppression
-    SEARCH = "search"  # management search: evidence mode, AND semantics
-
-    @property
-    def mode(self) -> TemporalMode:
-        if self in (RetrievalPurpose.RECALL, RetrievalPurpose.INJECTION):
-            return TemporalMode.CURRENT
-        return TemporalMode.EVIDENCE
-
-    @property
-    def suppresses(self) -> bool:
-        return self.mode is TemporalMode.CURRENT
-
-
-class RetrievalOutcome(StrEnum):
-    COMPLETED = "completed"
-    EMPTY_QUERY = "emptyQuery"
-    FENCED = "fenced"  # a clear job is pending for the agent
-    CANCELLED = "cancelled"
-    FAILED = "failed"
-
-
-@attrs.frozen(kw_only=True)
-class RetrievalRequest:
-    agent_id: str = attrs.field(validator=lambda _i, _a, v: validate_agent_id(v))
-    query: str
-    purpose: RetrievalPurpose = attrs.field(
-        default=RetrievalPurpose.RECALL, converter=RetrievalPurpose
-    )
-    context: ScopeContext | None = None
-    scope_filter: ScopeFilter | None = None  # overrides `context` (decision: one exact scope)
-    top_k: int | None = None
-
-    def __attrs_post_init__(self) -> None:
-        if not isinstance(self.query, str):
-            raise ValidationError("query", "must be text")
-        if self.top_k is not None and not 1 <= self.top_k <= 100:
-            raise ValidationError("top_k", "must be in 1..100")
-
-
-@attrs.frozen(kw_only=True)
-class RetrievalDiagnostics:
-    """Content-free: timings, counts, outcome and degradations of one call."""
-
-    purpose: RetrievalPurpose
-    outcome: RetrievalOutcome
-    timings: StageTimings
-    fts_candidates: int = 0
-    vector_candidates: int = 0
-    revalidated: int = 0
-    suppressed: int = 0
-    refills: int = 0
-    degradations: tuple[Degradation, ...] = ()
-
-
-@attrs.frozen(kw_only=True)
-class RetrievalResult:
-    items: tuple[ScoredItem, ...]
-    dropped: tuple[DroppedItem, ...]
-    degradations: tuple[Degradation, ...]
-    query_hash: str
-    diagnostics: RetrievalDiagnostics
 
 
 @attrs.define
@@ -334,15 +271,8 @@ class RetrievalService:
         source.saturated = len(hits) >= source.limit
         ids = [hit.claim_id for hit in hits]
         claims = list(self._store.list_applicable_by_ids(agent, ids, scope_filter=scope_filter))
-        # bm25 over trigrams is blind to short words ("policy 1" vs "policy 2") and ties on
-        # rows that differ only there. Rows covering more of the query's words rank first;
-        # bm25 orders rows of equal coverage.
-        coverage = _coverage(query, claims)
-        claims.sort(key=lambda claim: -coverage[claim.id])  # stable: bm25 order within ties
         scores = {hit.claim_id: hit.rank for hit in hits}
-        return claims, _shared_ranks(
-            claims, {cid: (-coverage[cid], scores[cid]) for cid in coverage}
-        )
+        return lexical_ranks(query, claims, scores)
 
     async def _query_vector(
         self,
@@ -453,41 +383,6 @@ class RetrievalService:
 
     def _elapsed_ms(self, since: float) -> float:
         return max(0.0, 1000.0 * (self._infra.monotonic() - since))
-
-
-def _coverage(query: str, claims: Sequence[Claim]) -> dict[str, float]:
-    """How much of the query each claim covers, words weighted by their rarity among the
-    candidates (a local IDF): a word every candidate shares — a speaker's name, the query's
-    topic — decides nothing, a number or name only one row has decides a lot."""
-    wanted = coverage_tokens(query)
-    tokens = {claim.id: wanted & coverage_tokens(claim.content) for claim in claims}
-    frequency = Counter(token for found in tokens.values() for token in found)
-    weight = {token: math.log(1 + len(claims) / max(1, frequency[token])) for token in wanted}
-    total = sum(weight.values()) or 1.0
-    return {cid: sum(weight[token] for token in found) / total for cid, found in tokens.items()}
-
-
-def _shared_ranks(
-    claims: Sequence[Claim], index_scores: dict[str, tuple[float, float]]
-) -> dict[str, int]:
-    """Each claim's position, where a run of claims the index scored equally shares the run's
-    first position. The store orders equal scores by importance and then id (a random token):
-    counting that order as lexical rank in the fusion would weigh importance twice and let
-    the id decide — an identical row of a more important claim would always win."""
-    ranks: dict[str, int] = {}
-    start, previous = 0, None
-    for position, claim in enumerate(claims):
-        score = index_scores.get(claim.id)
-        if (
-            score is None
-            or previous is None
-            or score[0] != previous[0]
-            or not math.isclose(score[1], previous[1], rel_tol=1e-9)
-        ):
-            start = position
-        ranks[claim.id] = start
-        previous = score
-    return ranks
 
 
 _QUERY_DEGRADATIONS = {
