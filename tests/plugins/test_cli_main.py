@@ -228,3 +228,29 @@ def test_parser_defaults_are_not_reset_by_subcommand_defaults():
 
     assert args.json is True
     assert args.data_dir == Path("d")
+
+
+def test_nested_actions_take_the_global_options_from_the_command_table():
+    """R-HOST-2: `CommandTable.global_options` is public; a command with nested actions
+    (`directive list`) gives them the globals, so they are accepted after the action too."""
+    parser = cli_main.build_parser()
+    args = parser.parse_args(["directive", "list", "--agent", "A", "--json", "--data-dir", "d"])
+
+    assert args.json is True
+    assert args.data_dir == Path("d")
+
+
+def test_command_modules_receive_a_command_table_with_the_global_options(monkeypatch):
+    """R-HOST-2: `register` gets a `CommandTable`; its `global_options` parser carries the
+    globals with suppressed defaults, so a nested parent never resets an earlier value."""
+    seen = []
+    module = types.ModuleType("probe_cmd")
+    module.register = seen.append
+    monkeypatch.setattr(cli_main, "COMMAND_MODULES", (module,))
+    cli_main.build_parser()
+
+    (table,) = seen
+    assert isinstance(table, cli_main.CommandTable)
+    parsed = table.global_options.parse_args([])
+    assert vars(parsed) == {}
+    assert table.global_options.parse_args(["--json"]).json is True

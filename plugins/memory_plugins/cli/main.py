@@ -14,7 +14,9 @@ and append the module to `COMMAND_MODULES` below. Print only through `ctx.out` (
 lines, or one JSON document when `ctx.out.json_mode`). Raise this library's errors
 (`AgentMemoryError` subclasses) for anything the user can fix: `main` prints them as one
 line (or a JSON error document) and exits 2. Anything else is a bug: traceback, exit 1.
-The global options (`--json`, `--data-dir`, …) are accepted before or after the command.
+The global options (`--json`, `--data-dir`, …) are accepted before or after the command;
+`register` receives a `CommandTable`, whose `global_options` nested sub-commands take as a
+parent so the options work after them too.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any
 from memory_core import __version__
 from memory_core.domain.errors import AgentMemoryError
 from memory_plugins.cli import (
+    benchmark_cmd,
     contribution_cmd,
     demo_cmd,
     doctor_cmd,
@@ -45,7 +48,15 @@ from memory_plugins.cli.context import DATA_DIR_ENV, DEFAULT_DATA_DIR, CommandCo
 from memory_plugins.cli.output import Output
 from memory_plugins.config import load_config
 
-__all__ = ["COMMAND_MODULES", "EXIT_BUG", "EXIT_OK", "EXIT_USER_ERROR", "build_parser", "main"]
+__all__ = [
+    "COMMAND_MODULES",
+    "EXIT_BUG",
+    "EXIT_OK",
+    "EXIT_USER_ERROR",
+    "CommandTable",
+    "build_parser",
+    "main",
+]
 
 # One module per command group; each exposes `register(subparsers)`. Order = help order.
 COMMAND_MODULES: tuple[ModuleType, ...] = (
@@ -58,6 +69,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     reindex_cmd,
     doctor_cmd,
     eval_cmd,
+    benchmark_cmd,
 )
 
 EXIT_OK = 0
@@ -102,15 +114,21 @@ def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> N
     )
 
 
-class _Commands:
-    """The `subparsers` handed to command modules: every command also takes the globals."""
+class CommandTable:
+    """The `subparsers` handed to command modules: every command also takes the globals.
 
-    def __init__(self, action: Any, shared: argparse.ArgumentParser) -> None:
+    `global_options` is the parser holding them (`--json`, `--data-dir`, …, defaults
+    suppressed so a value given before the command is not overwritten); a command with
+    nested sub-commands passes it as a parent of each:
+    `actions.add_parser("list", parents=[subparsers.global_options])`.
+    """
+
+    def __init__(self, action: Any, global_options: argparse.ArgumentParser) -> None:
         self._action = action
-        self._shared = shared
+        self.global_options = global_options
 
     def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
-        kwargs["parents"] = [*kwargs.get("parents", ()), self._shared]
+        kwargs["parents"] = [*kwargs.get("parents", ()), self.global_options]
         return self._action.add_parser(name, **kwargs)
 
     def __getattr__(self, attribute: str) -> Any:
@@ -127,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     shared = argparse.ArgumentParser(add_help=False)
     _add_global_options(shared, suppress=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    commands = _Commands(subparsers, shared)
+    commands = CommandTable(subparsers, shared)
     for module in COMMAND_MODULES:
         module.register(commands)
     return parser

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -24,6 +24,9 @@ from memory_core.ports.claims import ClaimStore, ClearPhase, InsertStatus
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_plugins.cli.context import CommandContext
 from memory_plugins.context import FactoryContext
+
+if TYPE_CHECKING:
+    from memory_plugins.cli.main import CommandTable
 
 __all__ = ["open_claim_store", "register"]
 
@@ -271,7 +274,7 @@ def _with_agent(parser: Any) -> Any:
     return parser
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: CommandTable) -> None:
     remember = _with_agent(subparsers.add_parser("remember", help="store one claim"))
     remember.add_argument("text", help="what to remember")
     remember.add_argument("--session", help="session id (for --scope session)")
@@ -306,10 +309,8 @@ def register(subparsers: Any) -> None:
 
     directive = subparsers.add_parser("directive", help="manage directives (the trust plane)")
     actions = directive.add_subparsers(dest="action", metavar="ACTION", required=True)
-    # Nested parsers take the global options too (`directive list --agent A --json`);
-    # main's command table keeps them on a private attribute until it exposes them.
-    shared = getattr(subparsers, "_shared", None)
-    parents = [shared] if shared is not None else []
+    # Nested parsers take the global options too (`directive list --agent A --json`).
+    parents = [subparsers.global_options]
     for name, text in (("add", "create an active directive"), ("suggest", "add a draft")):
         parser = _with_agent(actions.add_parser(name, help=text, parents=parents))
         parser.add_argument("text", help="directive text")
