@@ -21,6 +21,7 @@ import pytest
 
 from memory_contracts.claim_store_cases import TrustPlaneAndClearCases
 from memory_contracts.claim_store_embeddings import EmbeddingBookkeepingCases
+from memory_contracts.claim_store_lineage import LineageAndSlotCases
 from memory_contracts.claim_store_support import (
     CONTRACT_EPOCH,
     IDENTITY,
@@ -67,7 +68,7 @@ EXTRACTION, MODEL_TOOL, USER_ADD = (
 )
 
 
-class ClaimStoreContract(TrustPlaneAndClearCases, EmbeddingBookkeepingCases):
+class ClaimStoreContract(TrustPlaneAndClearCases, EmbeddingBookkeepingCases, LineageAndSlotCases):
     """Inherit, implement `make_claim_store`; pytest collects the inherited tests."""
 
     def make_claim_store(

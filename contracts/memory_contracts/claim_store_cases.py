@@ -20,14 +20,15 @@ from memory_contracts.claim_store_support import (
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import WriteOrigin
 from memory_core.domain.directives import DirectiveKind, DirectiveSource, DirectiveStatus
-from memory_core.domain.errors import ClearInProgress, NotFound, StoreError, ValidationError
-from memory_core.domain.scope import Scope, ScopeFilter
-from memory_core.ports.claims import (
-    ClaimStore,
-    ClearPhase,
+from memory_core.domain.errors import (
+    ClearInProgress,
     DirectiveCapacityExceeded,
-    InsertStatus,
+    NotFound,
+    StoreError,
+    ValidationError,
 )
+from memory_core.domain.scope import Scope, ScopeFilter
+from memory_core.ports.claims import ClaimStore, ClearPhase, InsertStatus
 
 __all__ = ["TrustPlaneAndClearCases"]
 

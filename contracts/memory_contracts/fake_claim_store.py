@@ -28,7 +28,7 @@ from memory_core.domain.claims import Claim, ClaimDraft, EmbeddingIdentity, Writ
 from memory_core.domain.directives import Directive, DirectiveKind, DirectiveStatus
 from memory_core.domain.errors import NotFound, StoreError
 from memory_core.domain.provenance import TombstoneIdentity
-from memory_core.domain.scope import ScopeFilter
+from memory_core.domain.scope import Scope, ScopeFilter
 from memory_core.domain.secrets import PatternSecretPolicy
 from memory_core.ports.claims import (
     ClearProgress,
@@ -179,6 +179,9 @@ class InMemoryClaimStore:
                 now=at,
                 new_id=self._claim_id,
             )
+
+    def find_live_by_slot(self, agent_id: str, scope: Scope, slot: str) -> Claim | None:
+        return reads.find_live_by_slot(self._open(), agent_id, scope, slot)
 
     def archive(self, agent_id: str, claim_id: str, *, now: datetime) -> Claim:
         table = self._open()

@@ -26,8 +26,7 @@ from memory_core.domain.directives import (
     is_topic_specific,
     match_text,
 )
-from memory_core.domain.errors import NotFound, ValidationError
-from memory_core.ports.claims import DirectiveCapacityExceeded
+from memory_core.domain.errors import DirectiveCapacityExceeded, NotFound, ValidationError
 from memory_core.ports.secrets import SecretPolicy
 
 __all__ = ["DirectiveTable"]
@@ -74,7 +73,7 @@ class DirectiveTable:
             d.status is DirectiveStatus.ACTIVE for d in self._rows.get(agent_id, {}).values()
         )
         if active >= MAX_ACTIVE_DIRECTIVES:
-            raise DirectiveCapacityExceeded()
+            raise DirectiveCapacityExceeded(MAX_ACTIVE_DIRECTIVES)
 
     def _store(self, directive: Directive) -> Directive:
         self._rows.setdefault(directive.agent_id, {})[directive.id] = directive

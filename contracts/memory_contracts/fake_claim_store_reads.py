@@ -13,12 +13,13 @@ import attrs
 
 from memory_contracts.fake_claim_store_table import ClaimTable, epoch_ms
 from memory_core.domain.claims import Claim, EmbeddingIdentity, EmbeddingState
-from memory_core.domain.errors import ValidationError
-from memory_core.domain.scope import ScopeFilter
+from memory_core.domain.errors import ScopeError, ValidationError
+from memory_core.domain.scope import Scope, ScopeFilter
 from memory_core.ports.claims import FtsHit, MatchMode
 
 __all__ = [
     "MAX_SEARCH_TERMS",
+    "find_live_by_slot",
     "list_applicable_by_ids",
     "list_claims",
     "list_pending_embeddings",
@@ -72,6 +73,20 @@ def search(
             scored.append((matched, claim))
     scored.sort(key=lambda s: (-s[0], -s[1].importance, -epoch_ms(s[1].created_at), s[1].id))
     return [FtsHit(claim_id=claim.id, rank=-float(matched)) for matched, claim in scored[:limit]]
+
+
+def find_live_by_slot(table: ClaimTable, agent_id: str, scope: Scope, slot: str) -> Claim | None:
+    """The newest recallable holder of `slot` in exactly `scope` (created_at, id DESC)."""
+    if not isinstance(scope, Scope):
+        raise ScopeError("scope", "must be a Scope")
+    if not isinstance(slot, str) or not slot.strip():
+        raise ValidationError("slot", "must be a non-empty slot key")
+    holders = [
+        claim
+        for claim in table.visible(agent_id)
+        if claim.is_recallable and claim.scope == scope and claim.slot == slot
+    ]
+    return max(holders, key=lambda c: (c.created_at, c.id), default=None)
 
 
 def list_claims(

@@ -1,5 +1,6 @@
 """Claim writes of `InMemoryClaimStore`: insert with the tombstone check, manual edit,
-supersede, archive/restore, selective delete and clear batches.
+supersede (reviving a retired row the draft repeats), archive/restore, selective delete and
+clear batches.
 
 Each function runs inside the caller's `ClaimTable.transaction()`, so an error anywhere
 leaves the table as it was (R-WRITE-4: the tombstone check and the insert are one step).
@@ -28,7 +29,7 @@ from memory_core.domain.claims import (
     WriteOrigin,
 )
 from memory_core.domain.errors import NotFound, RevisionConflict, ScopeError, ValidationError
-from memory_core.domain.temporal import Interval, TemporalKind
+from memory_core.domain.temporal import Interval, TemporalKind, TemporalMetadata
 from memory_core.ports.claims import (
     ClearPhase,
     ClearProgress,
@@ -119,18 +120,30 @@ def _check_revision(claim: Claim, expected: int) -> None:
         raise RevisionConflict(f"claim {claim.id} is at revision {claim.revision}, not {expected}")
 
 
-def _mark_superseded(table: ClaimTable, old: Claim, successor_id: str, now: datetime) -> None:
-    """Point `old` at its successor; a state that still holds ends now (its interval is
-    closed, so evidence retrieval still sees when it was true)."""
+def _closing_instant(old: Claim, prepared: PreparedDraft, now: datetime) -> datetime:
+    """When a superseded state stops holding: where its successor starts, if that is known
+    and later than the old start; otherwise the moment the change was recorded."""
+    start = prepared.temporal.interval.valid_from
+    old_start = old.temporal.interval.valid_from
+    if start is not None and (old_start is None or start > old_start):
+        return start
+    return now
+
+
+def _mark_superseded(
+    table: ClaimTable, old: Claim, successor_id: str, *, ends: datetime, now: datetime
+) -> None:
+    """Point `old` at its successor; a state still holding at `ends` ends there (its
+    interval is closed, so evidence retrieval still sees when it was true)."""
     temporal = old.temporal
     interval = temporal.interval
     if (
         temporal.kind is TemporalKind.STATE
-        and (interval.valid_until is None or interval.valid_until > now)
-        and (interval.valid_from is None or interval.valid_from < now)
+        and (interval.valid_until is None or interval.valid_until > ends)
+        and (interval.valid_from is None or interval.valid_from < ends)
     ):
         temporal = attrs.evolve(
-            temporal, interval=Interval(valid_from=interval.valid_from, valid_until=now)
+            temporal, interval=Interval(valid_from=interval.valid_from, valid_until=ends)
         )
     table.put(
         attrs.evolve(
@@ -190,7 +203,7 @@ def update_content(
     outcome = insert_prepared(table, prepared, origin=WriteOrigin.USER_ADD, now=now, new_id=new_id)
     assert outcome.claim is not None
     successor_id = outcome.claim.id
-    _mark_superseded(table, claim, successor_id, now)
+    _mark_superseded(table, claim, successor_id, ends=now, now=now)
     table.add_derivation(
         agent_id, parent=claim.id, child=successor_id, kind=DerivationKind.MANUAL_EDIT, now=now
     )
@@ -219,14 +232,62 @@ def supersede(
     _check_revision(old, expected_revision)
     if old.superseded_by is not None:
         raise RevisionConflict(f"claim {old_id} is already superseded")
-    outcome = insert_prepared(table, prepared, origin=origin, now=now, new_id=new_id)
+    existing = table.find_by_key(agent_id, prepared.key)
+    if existing is None or existing.id == old.id:
+        outcome = insert_prepared(table, prepared, origin=origin, now=now, new_id=new_id)
+    elif existing.lifecycle is Lifecycle.ACTIVE and existing.superseded_by is not None:
+        outcome = _revive(table, existing, prepared, origin=origin, now=now)
+    else:
+        outcome = InsertOutcome(status=InsertStatus.DUPLICATE, claim=existing)
+        if not existing.is_recallable:
+            return outcome  # archived or conflicted: the user's forget is not undone
     if outcome.claim is None or outcome.claim.id == old.id:
         return outcome  # suppressed, or the "successor" is this very claim
-    _mark_superseded(table, old, outcome.claim.id, now)
+    ends = _closing_instant(old, prepared, now)
+    _mark_superseded(table, old, outcome.claim.id, ends=ends, now=now)
     table.add_derivation(
         agent_id, parent=old.id, child=outcome.claim.id, kind=DerivationKind.SUPERSEDE, now=now
     )
     return outcome
+
+
+def _reopened(claim: Claim, incoming: TemporalMetadata, now: datetime) -> TemporalMetadata:
+    """A revived row's temporal metadata: the draft's reading when it is dated; else a
+    state holds again from now, open-ended, and any other kind keeps what it had."""
+    if not incoming.is_atemporal:
+        return incoming
+    if claim.temporal.kind is TemporalKind.STATE:
+        return attrs.evolve(claim.temporal, interval=Interval(valid_from=now))
+    return claim.temporal
+
+
+def _revive(
+    table: ClaimTable,
+    claim: Claim,
+    prepared: PreparedDraft,
+    *,
+    origin: WriteOrigin,
+    now: datetime,
+) -> InsertOutcome:
+    """Make a retired row live again under the same tombstone rules as an insert
+    (R-WRITE-4/5); it is re-embedded, as its vector may be gone."""
+    agent_id = claim.agent_id
+    released = 0
+    if prepared.identities and table.matching(agent_id, prepared.identities):
+        if origin is not WriteOrigin.USER_ADD:
+            return InsertOutcome(status=InsertStatus.SUPPRESSED)
+        released = table.release(agent_id, prepared.identities)
+    revived = attrs.evolve(
+        claim,
+        superseded_by=None,
+        temporal=_reopened(claim, prepared.temporal, now),
+        revision=claim.revision + 1,
+        updated_at=now,
+        embedding_state=EmbeddingState.PENDING,
+        embedding=None,
+    )
+    table.put(revived)
+    return InsertOutcome(status=InsertStatus.REVIVED, claim=revived, released_tombstones=released)
 
 
 def archive(table: ClaimTable, agent_id: str, claim_id: str, *, now: datetime) -> Claim:

@@ -13,6 +13,7 @@ __all__ = [
     "ClearInProgress",
     "ConfigError",
     "DeadlineExceeded",
+    "DirectiveCapacityExceeded",
     "DuplicatePluginError",
     "FencedError",
     "IdentityMismatch",
@@ -64,6 +65,20 @@ class SecretRejected(ValidationError):
     def __init__(self, field: str, kinds: tuple[str, ...]) -> None:
         self.kinds = kinds
         super().__init__(field, f"secret-like content rejected ({', '.join(kinds)})")
+
+
+class DirectiveCapacityExceeded(ValidationError):
+    """Activating one more directive would exceed the owner's active-directive limit
+    (R-DIR-1); names the `status` field and carries the `limit`."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        if limit is None:
+            # Imported here: the directives module itself depends on this one.
+            from memory_core.domain.directives import MAX_ACTIVE_DIRECTIVES
+
+            limit = MAX_ACTIVE_DIRECTIVES
+        self.limit = limit
+        super().__init__("status", f"at most {limit} active directives per agent")
 
 
 class NotFound(AgentMemoryError, LookupError):

@@ -28,14 +28,11 @@ from typing import Protocol, runtime_checkable
 import attrs
 
 from memory_core.domain.claims import Claim, ClaimDraft, EmbeddingIdentity, WriteOrigin
-from memory_core.domain.directives import (
-    MAX_ACTIVE_DIRECTIVES,
-    Directive,
-    DirectiveKind,
-    DirectiveStatus,
-)
-from memory_core.domain.errors import ValidationError
-from memory_core.domain.scope import ScopeFilter
+from memory_core.domain.directives import Directive, DirectiveKind, DirectiveStatus
+
+# Re-exported: the error lives in the domain's hierarchy now; old imports keep working.
+from memory_core.domain.errors import DirectiveCapacityExceeded
+from memory_core.domain.scope import Scope, ScopeFilter
 
 __all__ = [
     "ClaimStore",
@@ -53,23 +50,17 @@ __all__ = [
 ]
 
 
-class DirectiveCapacityExceeded(ValidationError):
-    """Activating one more directive would exceed MAX_ACTIVE_DIRECTIVES for the owner."""
-
-    def __init__(self) -> None:
-        super().__init__("status", f"at most {MAX_ACTIVE_DIRECTIVES} active directives per agent")
-
-
 class InsertStatus(StrEnum):
     INSERTED = "inserted"
     DUPLICATE = "duplicate"  # the same provenance key is already stored for this owner
     SUPPRESSED = "suppressed"  # a tombstone matched; nothing was stored
+    REVIVED = "revived"  # supersede only: the draft's retired row is live again (R-LINEAGE-1)
 
 
 @attrs.frozen(kw_only=True)
 class InsertOutcome:
     status: InsertStatus
-    claim: Claim | None = None  # the new row, or the existing duplicate
+    claim: Claim | None = None  # the new row, the existing duplicate, or the revived row
     released_tombstones: int = 0  # > 0 only for a user add re-authorising forgotten text
 
 
@@ -202,11 +193,39 @@ class ClaimStore(Protocol):
         now: datetime,
         origin: WriteOrigin = WriteOrigin.EXTRACTION,
     ) -> InsertOutcome:
-        """Insert `draft` and mark `old_id` superseded by it (revision+1; a `state` that has
-        started and not ended gets `valid_until = now`), with a `supersede` edge, in one
-        transaction. Same owner and scope only (ValidationError / ScopeError); CAS on the
-        old revision, and an already superseded claim is a RevisionConflict. A SUPPRESSED
-        draft changes nothing; a DUPLICATE becomes the successor."""
+        """Retire `old_id` in favour of `draft`, in one transaction with its `supersede`
+        lineage edge `old → successor` (R-LINEAGE-1). Same owner and scope only
+        (ValidationError / ScopeError); CAS on the old revision, and an already superseded
+        claim is a RevisionConflict.
+
+        The successor, by what the draft's scoped provenance key finds:
+        - nothing: the draft is inserted (INSERTED) — unless a tombstone matches
+          (SUPPRESSED: nothing changes; a USER_ADD origin releases it, as in `insert`);
+        - a live row: that row (DUPLICATE);
+        - a retired row — active but superseded, the user returning to an earlier value
+          (Paris → Berlin → Paris): that row is revived (REVIVED): `superseded_by` cleared,
+          revision+1, embedding reset to pending, and its interval re-opened — it takes
+          the draft's temporal metadata when the draft is dated, and an atemporal draft
+          re-opens a `state` from `now` with no end. Tombstones are checked as for an
+          insert (a match is SUPPRESSED and nothing changes). Only `old` is retired; the
+          revived row's earlier edges stay, so lineage reads both ways;
+        - any other row — archived (a recoverable forget, R-FORGET-2) or conflicted:
+          nothing changes (extraction never undoes the user's forget) and that row is
+          returned as DUPLICATE, not recallable, so the caller sees `old` was kept.
+
+        Retiring `old` bumps its revision and, when it is a `state` still holding at the
+        closing instant, ends its interval there: at the draft's `valid_from` when the
+        draft has one later than the old `valid_from` (a move dated last week ends the old
+        home last week, a planned move ends it on the day), else at `now`. An interval that
+        already ended before that instant, or starts at or after it, is left alone."""
+        ...
+
+    def find_live_by_slot(self, agent_id: str, scope: Scope, slot: str) -> Claim | None:
+        """The owner's recallable claim holding `slot` in exactly `scope` (never a wider or
+        narrower one, R-SCOPE-3), or None. When several hold it (written around the
+        decision step), the newest: created_at DESC, id DESC. None for another owner and
+        while a clear is pending. ValidationError('slot', …) for an empty slot. Served by
+        an index: the cost does not grow with the owner's claim count."""
         ...
 
     def archive(self, agent_id: str, claim_id: str, *, now: datetime) -> Claim:

@@ -7,9 +7,10 @@ Two halves, so that the slow part never holds the agent's write lock:
 - `DecisionService.apply` (sync, under the lock): carry the plan out against the store. Exact
   replays come back DUPLICATE and tombstoned text SUPPRESSED from the store's own insert
   transaction (R-WRITE-4); a candidate with a `slot` supersedes the live claim holding that
-  slot in the same scope, with its lineage edge, in one `ClaimStore.supersede` transaction
-  (R-LINEAGE-1). Nothing ever crosses scopes (R-SCOPE-3). Directive suggestions become
-  drafts only (R-DIR-1).
+  slot in the same scope (`ClaimStore.find_live_by_slot`), with its lineage edge, in one
+  `ClaimStore.supersede` transaction (R-LINEAGE-1) — which revives the retired row when the
+  candidate returns to an earlier value (Paris → Berlin → Paris). Nothing ever crosses
+  scopes (R-SCOPE-3). Directive suggestions become drafts only (R-DIR-1).
 
 The result is a `WriteReport` of ids and counts, never content.
 """
@@ -37,7 +38,7 @@ from memory_core.domain.errors import (
     ValidationError,
 )
 from memory_core.domain.provenance import canonical_content
-from memory_core.domain.scope import Scope, ScopeFilter
+from memory_core.domain.scope import Scope
 from memory_core.domain.temporal import TemporalMetadata
 from memory_core.domain.temporal_policy import TemporalMode, assess
 from memory_core.ports.claims import ClaimStore, InsertOutcome, InsertStatus
@@ -73,10 +74,9 @@ _log = logging.getLogger(__name__)
 
 MAX_NEIGHBOURS = 3
 MAX_DECISION_BATCHES = 2
-_SCAN_PAGE = 200
-# The store has no slot or provenance lookup yet, so slot holders and retired twins are
-# found by paging the scope's rows; bounded so one large namespace cannot stall a commit.
-_SCAN_LIMIT = 10_000
+# Live holders of one slot a candidate retires at most. Normally one; more exist only when
+# rows were written around the decision step, and each round retires one of them.
+_MAX_SLOT_HOLDERS = 16
 
 
 @runtime_checkable
@@ -121,11 +121,11 @@ class WriteReport:
     stored_ids: tuple[str, ...] = ()
     superseded: tuple[tuple[str, str], ...] = ()  # (retired id, successor id)
     duplicate_ids: tuple[str, ...] = ()  # existing rows an exact replay matched
+    revived_ids: tuple[str, ...] = ()  # retired rows a candidate returned to, live again
     updated: int = 0
     noop: int = 0
     challenged: int = 0
     suppressed: int = 0
-    revivals_deferred: int = 0  # a retired value said again; the port cannot revive it yet
     merged_in_batch: int = 0
     decision_fallbacks: int = 0
     rejected: tuple[tuple[str, int], ...] = ()  # (reason, count), sorted by reason
@@ -144,11 +144,11 @@ class WriteReport:
             "count": len(self.stored_ids),
             "superseded": [list(pair) for pair in self.superseded],
             "duplicates": len(self.duplicate_ids),
+            "revived": list(self.revived_ids),
             "updated": self.updated,
             "noop": self.noop,
             "challenged": self.challenged,
             "suppressed": self.suppressed,
-            "revivalsDeferred": self.revivals_deferred,
             "mergedInBatch": self.merged_in_batch,
             "decisionFallbacks": self.decision_fallbacks,
             "rejected": dict(self.rejected),
@@ -160,9 +160,9 @@ class WriteReport:
 
 
 class _Retired(Enum):
-    DONE = "done"  # the successor is stored (or was already) and the holder points at it
+    DONE = "done"  # the successor is stored (new, existing or revived); the holder points at it
     MOVED = "moved"  # the holder changed meanwhile (revision CAS lost, gone): nothing written
-    STOPPED = "stopped"  # the successor itself was refused (tombstone, secret policy)
+    STOPPED = "stopped"  # the successor was refused (tombstone, secret policy, archived twin)
 
 
 class _Tally:
@@ -172,10 +172,10 @@ class _Tally:
         self.stored: list[str] = []
         self.superseded: list[tuple[str, str]] = []
         self.duplicates: list[str] = []
+        self.revived: list[str] = []
         self.rejected: Counter[str] = Counter()
         self.drafts: list[str] = []
         self.updated = self.noop = self.challenged = self.suppressed = 0
-        self.revivals_deferred = 0
 
     def record(self, outcome: InsertOutcome) -> None:
         if outcome.status is InsertStatus.SUPPRESSED:
@@ -184,6 +184,9 @@ class _Tally:
             return
         elif outcome.status is InsertStatus.INSERTED:
             self.stored.append(outcome.claim.id)
+        elif outcome.status is InsertStatus.REVIVED:
+            if outcome.claim.id not in self.revived:
+                self.revived.append(outcome.claim.id)
         elif outcome.claim.id not in self.stored and outcome.claim.id not in self.duplicates:
             self.duplicates.append(outcome.claim.id)
 
@@ -338,9 +341,7 @@ class DecisionService:
                 tally.noop += 1
             elif action in (DecisionAction.UPDATE, DecisionAction.SUPERSEDE):
                 assert write.target is not None
-                if self._is_revival(self._scan(context, write.draft)[1], tally):
-                    continue
-                retired = self._retire(context, write.target, write.draft, tally)
+                retired, _ = self._retire(context, write.target, write.draft, tally)
                 if retired is _Retired.MOVED:
                     tally.noop += 1  # a concurrent update won; the next pass decides again
                 elif retired is _Retired.DONE and action is DecisionAction.UPDATE:
@@ -356,11 +357,11 @@ class DecisionService:
             stored_ids=tuple(tally.stored),
             superseded=tuple(tally.superseded),
             duplicate_ids=tuple(tally.duplicates),
+            revived_ids=tuple(tally.revived),
             updated=tally.updated,
             noop=tally.noop,
             challenged=tally.challenged,
             suppressed=tally.suppressed,
-            revivals_deferred=tally.revivals_deferred,
             merged_in_batch=plan.merged_in_batch,
             decision_fallbacks=plan.decision_fallbacks,
             rejected=tuple(sorted(tally.rejected.items())),
@@ -369,10 +370,12 @@ class DecisionService:
 
     def _retire(
         self, context: WriteContext, old: Claim, draft: ClaimDraft, tally: _Tally
-    ) -> _Retired:
-        """Supersede `old` by `draft` in one transaction (claim, retirement and lineage)."""
+    ) -> tuple[_Retired, str | None]:
+        """Supersede `old` by `draft` in one transaction (successor, retirement and lineage);
+        the store inserts the draft, or points at its live twin, or revives its retired one.
+        Returns what happened and, when DONE, the successor's id."""
         if old.agent_id != context.agent_id or old.scope != context.scope:
-            return _Retired.MOVED  # never across owners or scopes (R-SCOPE-3)
+            return _Retired.MOVED, None  # never across owners or scopes (R-SCOPE-3)
         try:
             outcome = self._store.supersede(
                 context.agent_id,
@@ -383,75 +386,45 @@ class DecisionService:
                 origin=context.origin,
             )
         except (RevisionConflict, NotFound):
-            return _Retired.MOVED
+            return _Retired.MOVED, None
         except SecretRejected:
             tally.rejected[RejectionReason.SECRET.value] += 1
-            return _Retired.STOPPED
+            return _Retired.STOPPED, None
         tally.record(outcome)
-        if outcome.claim is None:
-            return _Retired.STOPPED  # suppressed by a tombstone: no successor to point at
+        if outcome.claim is None or not outcome.claim.is_recallable:
+            # Suppressed by a tombstone, or the twin is archived (the user's forget stands):
+            # the store kept `old` as it was.
+            return _Retired.STOPPED, None
         if outcome.claim.id != old.id:
             tally.superseded.append((old.id, outcome.claim.id))
-        return _Retired.DONE
+            if outcome.status is InsertStatus.REVIVED:
+                _log.info("decision: claim %s revived over %s", outcome.claim.id, old.id)
+        return _Retired.DONE, outcome.claim.id
 
     def _slot_write(self, context: WriteContext, draft: ClaimDraft, tally: _Tally) -> None:
-        """A slot holds one value: the candidate retires every live holder of its slot in
-        its scope (normally one; later ones the store links to the same successor, which
-        it finds as DUPLICATE), or is inserted when there is none."""
-        holders, twin = self._scan(context, draft)
-        if holders and self._is_revival(twin, tally):
-            return
-        retired_any = False
-        for holder in holders:
-            retired = self._retire(context, holder, draft, tally)
+        """A slot holds one value: the candidate retires the live holder of its slot in its
+        scope — the store answers with the successor: the draft inserted, its live twin, or
+        its retired row revived — or is inserted when there is none. Holders left by writes
+        around this step are retired in turn, newest first, until the lookup answers with
+        the successor itself (one newer than the successor can hide older ones from it)."""
+        assert draft.slot is not None
+        successor: str | None = None
+        for _ in range(_MAX_SLOT_HOLDERS):
+            holder = self._store.find_live_by_slot(context.agent_id, context.scope, draft.slot)
+            if holder is None:
+                if successor is None:
+                    self._insert_all(context, [draft], tally)
+                return
+            if holder.id == successor:
+                return
+            retired, found = self._retire(context, holder, draft, tally)
             if retired is _Retired.STOPPED:
                 return
-            retired_any = retired_any or retired is _Retired.DONE
-        if not retired_any:
-            self._insert_all(context, [draft], tally)
-
-    def _is_revival(self, twin: Claim | None, tally: _Tally) -> bool:
-        """The draft repeats a retired row ("I live in Paris" again after Berlin). The store
-        would answer the supersede with that retired row and point the live head at it —
-        leaving neither live. Without a revive operation on the port, the head stays and
-        the case is counted."""
-        if twin is None:
-            return False
-        tally.revivals_deferred += 1
-        if twin.id not in tally.duplicates:
-            tally.duplicates.append(twin.id)
-        _log.info("decision: revival of retired claim %s deferred", twin.id)
-        return True
-
-    def _scan(self, context: WriteContext, draft: ClaimDraft) -> tuple[list[Claim], Claim | None]:
-        """One bounded pass over the scope's rows (retired ones included): the live holders
-        of the draft's slot, newest first, and a retired row with the draft's identity."""
-        identity = (draft.kind, canonical_content(draft.content))
-        holders: list[Claim] = []
-        twin: Claim | None = None
-        after: str | None = None
-        seen = 0
-        while seen < _SCAN_LIMIT:
-            page = self._store.list_claims(
-                context.agent_id,
-                scope_filter=ScopeFilter(scopes=(context.scope,)),
-                include_inactive=True,
-                limit=_SCAN_PAGE,
-                after_id=after,
-            )
-            for claim in page:
-                if claim.scope != context.scope:
-                    continue
-                if claim.is_recallable:
-                    if draft.slot is not None and claim.slot == draft.slot:
-                        holders.append(claim)
-                elif twin is None and (claim.kind, claim.canonical_content) == identity:
-                    twin = claim
-            seen += len(page)
-            if len(page) < _SCAN_PAGE:
-                break
-            after = page[-1].id
-        return holders, twin
+            if retired is _Retired.DONE:
+                successor = found
+            # MOVED: the holder changed under a concurrent writer; look the slot up again.
+        tally.noop += 1
+        _log.warning("decision: slot still held after %d rounds", _MAX_SLOT_HOLDERS)
 
     def _insert_all(self, context: WriteContext, drafts: list[ClaimDraft], tally: _Tally) -> None:
         if not drafts:

@@ -226,3 +226,17 @@ def test_directive_enums_match_the_reference_vocabulary() -> None:
         "manual",
         "derived_suggestion",
     }
+
+
+def test_capacity_error_is_a_domain_error_still_importable_from_the_port() -> None:
+    """R-DIR-1, R-DOM-4: the 65th activation's error lives in the domain's hierarchy, names
+    the `status` field and the limit; the claim-store port re-exports the same class."""
+    from memory_core.domain.directives import MAX_ACTIVE_DIRECTIVES
+    from memory_core.domain.errors import DirectiveCapacityExceeded
+    from memory_core.ports import claims as port
+
+    assert port.DirectiveCapacityExceeded is DirectiveCapacityExceeded
+    error = DirectiveCapacityExceeded()
+    assert isinstance(error, ValidationError)
+    assert (error.field, error.limit) == ("status", MAX_ACTIVE_DIRECTIVES)
+    assert str(MAX_ACTIVE_DIRECTIVES) in str(error)

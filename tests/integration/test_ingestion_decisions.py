@@ -335,21 +335,144 @@ def test_slotted_candidates_skip_the_model(store: ApswClaimStore, clock: ManualC
     assert report.superseded[0][0] == old.id
 
 
-def test_returning_to_a_retired_value_never_leaves_the_slot_without_a_live_claim(
-    store: ApswClaimStore, clock: ManualClock
-) -> None:
-    """R-LINEAGE-1, R-SCOPE-3: Paris → Berlin → Paris. The store's supersede would point
-    Berlin at the retired Paris row (a cycle, nothing live); the decision step refuses
-    that, keeps Berlin current and counts the deferred revival."""
+def test_returning_to_a_retired_value_revives_it(store: ApswClaimStore, clock: ManualClock) -> None:
+    """R-LINEAGE-1, R-SCOPE-3: Paris → Berlin → Paris. The retired Paris row is revived in
+    the same supersede transaction that retires Berlin; lineage reads both ways and no
+    second Paris row exists."""
     service = DecisionService(store)
     paris = CandidateClaim(content="The user lives in Paris.", slot="user.home_city")
     berlin = CandidateClaim(content="The user lives in Berlin.", slot="user.home_city")
-    _decide(service, clock, paris)
+    (paris_id,) = _decide(service, clock, paris).stored_ids
+    clock.advance(60)
     (berlin_id,) = _decide(service, clock, berlin).stored_ids
+    clock.advance(60)
     report = _decide(service, clock, paris)
-    assert report.revivals_deferred == 1 and report.superseded == ()
+    assert report.revived_ids == (paris_id,) and report.stored_ids == ()
+    assert report.superseded == ((berlin_id, paris_id),)
+    assert report.payload()["revived"] == [paris_id]
+    assert _live(store) == {"The user lives in Paris."}
+    assert store.get(AGENT, berlin_id).superseded_by == paris_id
+    assert [(e.parent_id, e.child_id) for e in store.list_derivations(AGENT, paris_id)] == [
+        (paris_id, berlin_id),
+        (berlin_id, paris_id),
+    ]
+    assert len(store.list_claims(AGENT, include_inactive=True)) == 2
+
+
+def test_llm_supersede_back_to_a_retired_text_revives_it(
+    store: ApswClaimStore, clock: ManualClock
+) -> None:
+    """§7.4, R-LINEAGE-1: a model SUPERSEDE whose merged text is a retired claim's revives
+    that claim instead of leaving the target pointing at a row nobody can recall."""
+    old = _seed(store, "The user drinks green tea.")
+    current = store.supersede(
+        AGENT,
+        old.id,
+        ClaimDraft(agent_id=AGENT, kind=ClaimKind.SEMANTIC, content="The user drinks coffee."),
+        expected_revision=old.revision,
+        now=NOW,
+    ).claim
+    assert current is not None
+    service, _, _ = _llm(
+        store,
+        clock,
+        _answer(
+            {
+                "candidateIndex": 0,
+                "decision": "SUPERSEDE",
+                "targetIndex": 0,
+                "mergedContent": "The user drinks green tea.",
+            }
+        ),
+    )
+    report = _decide(service, clock, CandidateClaim(content="The user is back on green tea."))
+    assert report.revived_ids == (old.id,) and report.superseded == ((current.id, old.id),)
+    assert _live(store) == {"The user drinks green tea."}
+
+
+def test_returning_to_an_archived_value_keeps_the_current_one(
+    store: ApswClaimStore, clock: ManualClock
+) -> None:
+    """R-FORGET-2: the user archived Paris; extraction hearing Paris again neither revives
+    it nor retires Berlin."""
+    service = DecisionService(store)
+    paris = CandidateClaim(content="The user lives in Paris.", slot="user.home_city")
+    (paris_id,) = _decide(service, clock, paris).stored_ids
+    _decide(
+        service, clock, CandidateClaim(content="The user lives in Berlin.", slot="user.home_city")
+    )
+    store.archive(AGENT, paris_id, now=NOW)
+    report = _decide(service, clock, paris)
+    assert report.revived_ids == () and report.superseded == ()
+    assert report.duplicate_ids == (paris_id,)
     assert _live(store) == {"The user lives in Berlin."}
-    assert store.get(AGENT, berlin_id).superseded_by is None
+
+
+def test_saying_the_current_value_again_changes_nothing(
+    store: ApswClaimStore, clock: ManualClock
+) -> None:
+    """§7.4: a slotted candidate equal to the slot's live value is a duplicate, not a
+    supersede of a claim by itself."""
+    service = DecisionService(store)
+    berlin = CandidateClaim(content="The user lives in Berlin.", slot="user.home_city")
+    (berlin_id,) = _decide(service, clock, berlin).stored_ids
+    before = store.get(AGENT, berlin_id)
+    report = _decide(service, clock, berlin)
+    assert report.duplicate_ids == (berlin_id,) and report.superseded == ()
+    assert store.get(AGENT, berlin_id) == before
+
+
+def test_stray_holders_newer_than_the_revived_value_are_retired_too(
+    store: ApswClaimStore, clock: ManualClock
+) -> None:
+    """R-LINEAGE-1: two live holders of one slot (written around the decision step) are
+    both retired in favour of the value the user returned to."""
+    service = DecisionService(store)
+    paris = CandidateClaim(content="The user lives in Paris.", slot="user.home_city")
+    (paris_id,) = _decide(service, clock, paris).stored_ids
+    clock.advance(60)
+    (berlin_id,) = _decide(
+        service, clock, CandidateClaim(content="The user lives in Berlin.", slot="user.home_city")
+    ).stored_ids
+    clock.advance(60)
+    stray = store.insert(
+        ClaimDraft(
+            agent_id=AGENT,
+            kind=ClaimKind.SEMANTIC,
+            content="The user lives in Rome.",
+            slot="user.home_city",
+        ),
+        origin=WriteOrigin.EXTRACTION,
+        now=clock.now(),
+    ).claim
+    assert stray is not None
+    report = _decide(service, clock, paris)
+    assert report.revived_ids == (paris_id,)
+    assert set(report.superseded) == {(berlin_id, paris_id), (stray.id, paris_id)}
+    assert _live(store) == {"The user lives in Paris."}
+
+
+def test_a_slot_holder_behind_ten_thousand_newer_rows_is_still_retired(
+    store: ApswClaimStore, clock: ManualClock
+) -> None:
+    """§7.4, R-LINEAGE-1: the live holder is found by the store's slot lookup however many
+    newer rows the scope holds (a bounded listing of the scope missed one behind 10k)."""
+    holder = _seed(store, "The user lives in Paris.", slot="user.home_city")
+    store.insert_many(
+        [
+            ClaimDraft(agent_id=AGENT, kind=ClaimKind.SEMANTIC, content=f"later fact {i}")
+            for i in range(10_050)
+        ],
+        origin=WriteOrigin.EXTRACTION,
+        now=NOW,
+    )
+    report = _decide(
+        DecisionService(store),
+        clock,
+        CandidateClaim(content="The user lives in Berlin.", slot="user.home_city"),
+    )
+    (berlin_id,) = report.stored_ids
+    assert report.superseded == ((holder.id, berlin_id),)
 
 
 def test_exact_replay_skips_the_model(store: ApswClaimStore, clock: ManualClock) -> None:

@@ -13,9 +13,10 @@ from ingestion_support import AGENT, Harness, make_harness
 
 from memory_adapters.tapes.jsonl import JsonlTape
 from memory_core.domain.directives import DirectiveKind, DirectiveStatus
+from memory_core.domain.scope import ScopeFilter
 from memory_core.domain.temporal_policy import TemporalStatus, assess
 from memory_core.ports.claims import DerivationKind
-from memory_core.services.ingestion import IngestionOutcome
+from memory_core.services.ingestion import IngestionOutcome, IngestionReport
 
 API_KEY = "sk-proj-Zq8xV3nL5tR7wY9aB2cD4eF6gH8jK0mN1pQ3"
 TURNS = (
@@ -155,3 +156,50 @@ def test_commit_hook_sees_every_new_claim(harness: Harness) -> None:
     notified = {claim_id for agent, ids in harness.committed for claim_id in ids}
     assert {agent for agent, _ in harness.committed} == {AGENT}
     assert notified == {claim.id for claim in harness.claims(include_inactive=True)}
+
+
+def test_returning_home_revives_the_old_claim_with_lineage_both_ways(
+    harness: Harness,
+) -> None:
+    """R-LINEAGE-1, R-TIME-1, R-SCOPE-3: Paris → Berlin → Paris through the whole write path.
+    The Paris row of the first turn is current again — not a copy — Berlin is retired in its
+    favour with its interval closed where Paris starts again, and the supersede edges run
+    Paris → Berlin and Berlin → Paris."""
+
+    async def conversation() -> list[IngestionReport]:
+        runtime = harness.runtime("s1")
+        return [
+            await harness.turn(runtime, text)
+            for text in (
+                "I live in Paris.",
+                "Actually, I moved to Berlin last month, so I live in Berlin now.",
+                "I moved back to Paris, so I live in Paris again.",
+            )
+        ]
+
+    reports = asyncio.run(conversation())
+    assert [report.outcome for report in reports] == [IngestionOutcome.COMPLETED] * 3
+    paris = harness.live("The user lives in Paris.")
+    everything = harness.claims(include_inactive=True)
+    assert sorted(claim.content for claim in everything) == [
+        "The user lives in Berlin.",
+        "The user lives in Paris.",
+    ]
+    (berlin,) = [claim for claim in everything if claim.content == "The user lives in Berlin."]
+    assert berlin.superseded_by == paris.id and not berlin.is_recallable
+    assert paris.revision == 3  # inserted, retired by Berlin, revived
+    assert paris.temporal.interval.valid_from == harness.clock.now()
+    assert paris.temporal.interval.valid_until is None
+    assert berlin.temporal.interval.valid_until == paris.temporal.interval.valid_from
+    edges = harness.store.list_derivations(AGENT, paris.id)
+    assert [(e.parent_id, e.child_id, e.kind) for e in edges] == [
+        (paris.id, berlin.id, DerivationKind.SUPERSEDE),
+        (berlin.id, paris.id, DerivationKind.SUPERSEDE),
+    ]
+    last = reports[-1].chunks[-1].report
+    assert last.revived_ids == (paris.id,) and last.stored_ids == ()
+    assert last.superseded == ((berlin.id, paris.id),)
+    hits = harness.store.search_fts(
+        AGENT, ["lives in"], scope_filter=ScopeFilter.agent_only(), limit=5
+    )
+    assert [hit.claim_id for hit in hits] == [paris.id]

@@ -321,6 +321,15 @@ def _v1(conn: psycopg.Connection, extensions: Extensions) -> None:
     )
 
 
+def _v2(conn: psycopg.Connection, extensions: Extensions) -> None:
+    # The write path finds a slot's live holder by this index instead of paging the scope.
+    conn.execute(
+        f"""CREATE INDEX IF NOT EXISTS agent_memory_live_slot
+              ON agent_memory (agent_id, scope_type, scope_id, slot, created_at DESC, id DESC)
+              WHERE slot IS NOT NULL AND {recallable()}"""
+    )
+
+
 MIGRATIONS = (
     Migration(
         component=COMPONENT,
@@ -328,4 +337,5 @@ MIGRATIONS = (
         description="claims, directives, lineage, tombstones, dirty, clear jobs, audit, trigram",
         apply=_v1,
     ),
+    Migration(component=COMPONENT, version=2, description="index of live slot holders", apply=_v2),
 )

@@ -40,7 +40,7 @@ from memory_adapters.postgres_store.migrations import migrate
 from memory_core.domain.claims import Claim, ClaimDraft, EmbeddingIdentity, WriteOrigin
 from memory_core.domain.directives import Directive, DirectiveKind, DirectiveStatus
 from memory_core.domain.errors import StoreError
-from memory_core.domain.scope import ScopeFilter
+from memory_core.domain.scope import Scope, ScopeFilter
 from memory_core.ports.claims import (
     ClearProgress,
     DeleteOutcome,
@@ -224,6 +224,10 @@ class PostgresClaimStore:
                 now=now,
                 new_id=self._claim_id,
             )
+
+    def find_live_by_slot(self, agent_id: str, scope: Scope, slot: str) -> Claim | None:
+        with self._read() as conn:
+            return reads.find_live_by_slot(conn, agent_id, scope, slot)
 
     def archive(self, agent_id: str, claim_id: str, *, now: datetime) -> Claim:
         with self._write(agent_id) as conn:

@@ -1,4 +1,5 @@
-"""Claim writes: insert (the tombstone check in the same transaction), manual edit, supersede.
+"""Claim writes: insert (the tombstone check in the same transaction), manual edit, supersede
+(reviving a retired row the draft repeats).
 Each function runs inside the caller's write transaction, which holds the owner's advisory
 lock, so the duplicate and tombstone checks cannot race another writer of the same agent."""
 
@@ -13,7 +14,7 @@ import psycopg
 from memory_adapters.postgres_store import audit, tombstones
 from memory_adapters.postgres_store.queries import CLAIM_SELECT, fetch_claim_row
 from memory_adapters.postgres_store.rows import CLAIM_COLUMNS, ClaimRow, structure_row
-from memory_core.domain.claims import ClaimDraft, ClaimKind, WriteOrigin
+from memory_core.domain.claims import ClaimDraft, ClaimKind, Lifecycle, WriteOrigin
 from memory_core.domain.errors import (
     ClearInProgress,
     NotFound,
@@ -28,13 +29,14 @@ from memory_core.domain.provenance import (
     tombstone_identities,
     working_provenance_key,
 )
-from memory_core.domain.temporal import TemporalKind
+from memory_core.domain.temporal import TemporalKind, TemporalMetadata
 from memory_core.ports.claims import DerivationKind, InsertOutcome, InsertStatus
 from memory_core.ports.secrets import SecretPolicy
 
 __all__ = [
     "PreparedDraft",
     "add_derivation",
+    "closing_instant",
     "ensure_not_fenced",
     "insert_prepared",
     "prepare",
@@ -181,24 +183,114 @@ def add_derivation(
     )
 
 
+def closing_instant(old: ClaimRow, draft: ClaimDraft, now: datetime) -> datetime:
+    """When a superseded state stops holding: where its successor starts, if that is known
+    and later than the old start; otherwise the moment the change was recorded."""
+    start = draft.temporal.interval.valid_from
+    if start is not None and (old.valid_from is None or start > old.valid_from):
+        return start
+    return now
+
+
 def _mark_superseded(
-    conn: psycopg.Connection, old: ClaimRow, successor_id: str, now: datetime
+    conn: psycopg.Connection, old: ClaimRow, successor_id: str, *, ends: datetime, now: datetime
 ) -> None:
-    """Point `old` at its successor; a state that still holds ends now (its interval is
-    closed, so evidence retrieval still sees when it was true)."""
+    """Point `old` at its successor; a state still holding at `ends` ends there (its
+    interval is closed, so evidence retrieval still sees when it was true)."""
     valid_until = old.valid_until
     if (
         old.temporal_kind == TemporalKind.STATE.value
-        and (valid_until is None or valid_until > now)
-        and (old.valid_from is None or old.valid_from < now)
+        and (valid_until is None or valid_until > ends)
+        and (old.valid_from is None or old.valid_from < ends)
     ):
-        valid_until = now
+        valid_until = ends
     conn.execute(
         """UPDATE agent_memory SET superseded_by = %s, valid_until = %s,
              revision = revision + 1, updated_at = %s
            WHERE agent_id = %s AND id = %s""",
         (successor_id, valid_until, now, old.agent_id, old.id),
     )
+
+
+def _reopened_temporal(
+    row: ClaimRow, incoming: TemporalMetadata, now: datetime
+) -> tuple[object, ...]:
+    """The temporal columns of a revived row: the draft's reading when it is dated; else a
+    state holds again from now, open-ended, and any other kind keeps what it had."""
+    if not incoming.is_atemporal:
+        interval = incoming.interval
+        return (
+            incoming.kind.value,
+            interval.valid_from,
+            interval.valid_until,
+            None if incoming.precision is None else incoming.precision.value,
+            incoming.timezone,
+            incoming.confidence,
+        )
+    start, end = row.valid_from, row.valid_until
+    if row.temporal_kind == TemporalKind.STATE.value:
+        start, end = now, None
+    return (
+        row.temporal_kind,
+        start,
+        end,
+        row.temporal_precision,
+        row.temporal_timezone,
+        row.temporal_confidence,
+    )
+
+
+def _revive(
+    conn: psycopg.Connection,
+    row: ClaimRow,
+    prepared: PreparedDraft,
+    *,
+    origin: WriteOrigin,
+    now: datetime,
+) -> InsertOutcome:
+    """Make a retired row live again (reference §3.2 `revive_superseded`), under the same
+    tombstone rules as an insert (R-WRITE-4/5). Its vector may be gone: re-embed."""
+    agent_id = row.agent_id
+    released = 0
+    if prepared.identities and tombstones.matching(conn, agent_id, prepared.identities):
+        if origin is not WriteOrigin.USER_ADD:
+            return InsertOutcome(status=InsertStatus.SUPPRESSED)
+        released = tombstones.release(conn, agent_id, prepared.identities)
+    conn.execute(
+        """UPDATE agent_memory SET superseded_by = NULL, temporal_kind = %s, valid_from = %s,
+             valid_until = %s, temporal_precision = %s, temporal_timezone = %s,
+             temporal_confidence = %s, revision = revision + 1, updated_at = %s,
+             embedding_state = 'pending', embedding_provider = NULL, embedding_model = NULL,
+             embedding_dim = NULL
+           WHERE agent_id = %s AND id = %s""",
+        (*_reopened_temporal(row, prepared.draft.temporal, now), now, agent_id, row.id),
+    )
+    revived = fetch_claim_row(conn, agent_id, row.id)
+    assert revived is not None
+    return InsertOutcome(
+        status=InsertStatus.REVIVED, claim=revived.to_claim(), released_tombstones=released
+    )
+
+
+def _successor(
+    conn: psycopg.Connection,
+    old: ClaimRow,
+    prepared: PreparedDraft,
+    *,
+    origin: WriteOrigin,
+    now: datetime,
+    new_id: Callable[[], str],
+) -> tuple[InsertOutcome, bool]:
+    """The row `old` is retired in favour of, and whether to retire it at all: an archived
+    or conflicted row of the draft's provenance keeps `old` (the user's forget stands)."""
+    existing = _row_by_key(conn, old.agent_id, prepared.key)
+    if existing is None or existing.id == old.id:
+        outcome = insert_prepared(conn, prepared, origin=origin, now=now, new_id=new_id)
+        return outcome, True
+    if existing.lifecycle_state == Lifecycle.ACTIVE.value and existing.superseded_by:
+        return _revive(conn, existing, prepared, origin=origin, now=now), True
+    claim = existing.to_claim()
+    return InsertOutcome(status=InsertStatus.DUPLICATE, claim=claim), claim.is_recallable
 
 
 def update_content(
@@ -233,7 +325,7 @@ def update_content(
         )
         assert outcome.claim is not None
         successor_id = outcome.claim.id
-        _mark_superseded(conn, row, successor_id, now)
+        _mark_superseded(conn, row, successor_id, ends=now, now=now)
         add_derivation(
             conn,
             agent_id,
@@ -276,10 +368,11 @@ def supersede(
     _check_revision(old, expected_revision)
     if old.superseded_by is not None:
         raise RevisionConflict(f"claim {old_id} is already superseded")
-    outcome = insert_prepared(conn, prepared, origin=origin, now=now, new_id=new_id)
-    if outcome.claim is None or outcome.claim.id == old.id:
-        return outcome  # suppressed, or the "successor" is this very claim
-    _mark_superseded(conn, old, outcome.claim.id, now)
+    outcome, retire = _successor(conn, old, prepared, origin=origin, now=now, new_id=new_id)
+    if not retire or outcome.claim is None or outcome.claim.id == old.id:
+        return outcome  # kept, suppressed, or the "successor" is this very claim
+    ends = closing_instant(old, prepared.draft, now)
+    _mark_superseded(conn, old, outcome.claim.id, ends=ends, now=now)
     add_derivation(
         conn,
         agent_id,

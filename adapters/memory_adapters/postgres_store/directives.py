@@ -27,8 +27,7 @@ from memory_core.domain.directives import (
     is_topic_specific,
     match_text,
 )
-from memory_core.domain.errors import NotFound, ValidationError
-from memory_core.ports.claims import DirectiveCapacityExceeded
+from memory_core.domain.errors import DirectiveCapacityExceeded, NotFound, ValidationError
 from memory_core.ports.secrets import SecretPolicy
 
 __all__ = ["create", "list_directives", "set_status", "suggest"]
@@ -79,7 +78,7 @@ def _ensure_capacity(conn: psycopg.Connection, agent_id: str) -> None:
         (agent_id,),
     ).fetchone()
     if row is not None and row[0] >= MAX_ACTIVE_DIRECTIVES:
-        raise DirectiveCapacityExceeded()
+        raise DirectiveCapacityExceeded(MAX_ACTIVE_DIRECTIVES)
 
 
 def create(

@@ -1,4 +1,5 @@
-"""Claim reads: by id, management listing, authoritative re-validation, pending embeddings.
+"""Claim reads: by id, by slot, management listing, authoritative re-validation, pending
+embeddings.
 Every read is fenced by a pending clear in the same statement (R-FORGET-3), and a row a raw
 writer corrupted is skipped, never allowed to fail the batch (R-TIME-4)."""
 
@@ -18,11 +19,12 @@ from memory_adapters.postgres_store.queries import (
 )
 from memory_adapters.postgres_store.rows import ClaimRow, CorruptRow, structure_row
 from memory_core.domain.claims import Claim, EmbeddingIdentity
-from memory_core.domain.errors import NotFound
-from memory_core.domain.scope import ScopeFilter
+from memory_core.domain.errors import NotFound, ScopeError, ValidationError
+from memory_core.domain.scope import Scope, ScopeFilter
 
 __all__ = [
     "claims_of",
+    "find_live_by_slot",
     "get",
     "list_applicable_by_ids",
     "list_claims",
@@ -31,6 +33,9 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
+# Rows read per slot lookup: the newest valid one wins, and a corrupt newest row must not
+# hide an older valid holder (R-TIME-4). Normally there is exactly one.
+_SLOT_PROBE = 8
 
 
 def claims_of(rows: Sequence[Sequence[object]]) -> list[Claim]:
@@ -49,6 +54,34 @@ def get(conn: psycopg.Connection, agent_id: str, claim_id: str) -> Claim:
     if row is None:
         raise NotFound(f"no claim {claim_id} for this agent")
     return row.to_claim()
+
+
+def find_live_by_slot(
+    conn: psycopg.Connection, agent_id: str, scope: Scope, slot: str
+) -> Claim | None:
+    """The newest recallable holder of `slot` in exactly `scope`, through the partial index
+    `agent_memory_live_slot` (the WHERE repeats its predicate so the planner can use it)."""
+    if not isinstance(scope, Scope):
+        raise ScopeError("scope", "must be a Scope")
+    if not isinstance(slot, str) or not slot.strip():
+        raise ValidationError("slot", "must be a non-empty slot key")
+    if scope.is_agent:
+        scope_sql, params = "m.scope_type = 'agent' AND m.scope_id IS NULL", [agent_id]
+    else:
+        scope_sql, params = (
+            "m.scope_type = %s AND m.scope_id = %s",
+            [
+                agent_id,
+                scope.kind.value,
+                scope.scope_id,
+            ],
+        )
+    sql = f"""SELECT {CLAIM_SELECT} FROM agent_memory m
+              WHERE m.agent_id = %s AND {scope_sql} AND m.slot = %s AND m.slot IS NOT NULL
+                AND {recallable("m.")} AND {NOT_FENCED}
+              ORDER BY m.created_at DESC, m.id DESC LIMIT {_SLOT_PROBE}"""
+    found = claims_of(conn.execute(sql, (*params, slot)).fetchall())
+    return found[0] if found else None
 
 
 def list_claims(

@@ -1,5 +1,6 @@
 """Claim writes: insert (with the tombstone check in the same transaction), manual edit,
-and supersede. Each function runs inside the caller's write transaction."""
+and supersede (which revives a retired row the draft repeats). Each function runs inside
+the caller's write transaction."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import attrs
 
 from memory_adapters.sqlite_store import audit, fts, tombstones
 from memory_adapters.sqlite_store.queries import CLAIM_SELECT, fetch_claim_row
-from memory_adapters.sqlite_store.rows import ClaimRow, from_ms, structure_row
+from memory_adapters.sqlite_store.rows import ClaimRow, from_ms, structure_row, to_ms
 from memory_core.domain.claims import (
     Claim,
     ClaimDraft,
@@ -34,13 +35,14 @@ from memory_core.domain.provenance import (
     tombstone_identities,
     working_provenance_key,
 )
-from memory_core.domain.temporal import TemporalKind
+from memory_core.domain.temporal import TemporalKind, TemporalMetadata
 from memory_core.ports.claims import DerivationKind, InsertOutcome, InsertStatus
 from memory_core.ports.secrets import SecretPolicy
 
 __all__ = [
     "PreparedDraft",
     "add_derivation",
+    "closing_instant",
     "ensure_not_fenced",
     "insert_prepared",
     "prepare",
@@ -227,22 +229,116 @@ def add_derivation(
     )
 
 
-def _mark_superseded(conn: apsw.Connection, old: ClaimRow, successor_id: str, now_ms: int) -> None:
-    """Point `old` at its successor; a state that still holds ends now (its interval is
-    closed, so evidence retrieval still sees when it was true)."""
+def closing_instant(old: ClaimRow, draft: ClaimDraft, now_ms: int) -> int:
+    """When a superseded state stops holding: where its successor starts, if that is known
+    and later than the old start; otherwise the moment the change was recorded."""
+    start = draft.temporal.interval.valid_from
+    if start is not None:
+        start_ms = to_ms(start)
+        if old.valid_from is None or start_ms > old.valid_from:
+            return start_ms
+    return now_ms
+
+
+def _mark_superseded(
+    conn: apsw.Connection, old: ClaimRow, successor_id: str, *, ends_ms: int, now_ms: int
+) -> None:
+    """Point `old` at its successor; a state still holding at `ends_ms` ends there (its
+    interval is closed, so evidence retrieval still sees when it was true)."""
     valid_until = old.valid_until
     if (
         old.temporal_kind == TemporalKind.STATE.value
-        and (valid_until is None or valid_until > now_ms)
-        and (old.valid_from is None or old.valid_from < now_ms)
+        and (valid_until is None or valid_until > ends_ms)
+        and (old.valid_from is None or old.valid_from < ends_ms)
     ):
-        valid_until = now_ms
+        valid_until = ends_ms
     conn.execute(
         """UPDATE agent_memory SET superseded_by = ?, valid_until = ?,
              revision = revision + 1, updated_at = ?
            WHERE rid = ?""",
         (successor_id, valid_until, now_ms, old.rid),
     )
+
+
+def _reopened_temporal(
+    row: ClaimRow, incoming: TemporalMetadata, now_ms: int
+) -> tuple[object, ...]:
+    """The temporal columns of a revived row: the draft's reading when it is dated; else a
+    state holds again from now, open-ended, and any other kind keeps what it had."""
+    if not incoming.is_atemporal:
+        interval = incoming.interval
+        return (
+            incoming.kind.value,
+            None if interval.valid_from is None else to_ms(interval.valid_from),
+            None if interval.valid_until is None else to_ms(interval.valid_until),
+            None if incoming.precision is None else incoming.precision.value,
+            incoming.timezone,
+            incoming.confidence,
+        )
+    start, end = row.valid_from, row.valid_until
+    if row.temporal_kind == TemporalKind.STATE.value:
+        start, end = now_ms, None
+    return (
+        row.temporal_kind,
+        start,
+        end,
+        row.temporal_precision,
+        row.temporal_timezone,
+        row.temporal_confidence,
+    )
+
+
+def _revive(
+    conn: apsw.Connection,
+    row: ClaimRow,
+    prepared: PreparedDraft,
+    *,
+    origin: WriteOrigin,
+    now_ms: int,
+) -> InsertOutcome:
+    """Make a retired row live again (reference §3.2 `revive_superseded`), under the same
+    tombstone rules as an insert (R-WRITE-4/5). Its vector may be gone: re-embed."""
+    agent_id = row.agent_id
+    released = 0
+    if prepared.identities and tombstones.matching(conn, agent_id, prepared.identities):
+        if origin is not WriteOrigin.USER_ADD:
+            return InsertOutcome(status=InsertStatus.SUPPRESSED)
+        released = tombstones.release(conn, agent_id, prepared.identities)
+    conn.execute(
+        """UPDATE agent_memory SET superseded_by = NULL, temporal_kind = ?, valid_from = ?,
+             valid_until = ?, temporal_precision = ?, temporal_timezone = ?,
+             temporal_confidence = ?, revision = revision + 1, updated_at = ?,
+             embedding_state = 'pending', embedding_provider = NULL, embedding_model = NULL,
+             embedding_dim = NULL
+           WHERE rid = ?""",
+        (*_reopened_temporal(row, prepared.draft.temporal, now_ms), now_ms, row.rid),
+    )
+    revived = fetch_claim_row(conn, agent_id, row.id)
+    assert revived is not None
+    return InsertOutcome(
+        status=InsertStatus.REVIVED, claim=revived.to_claim(), released_tombstones=released
+    )
+
+
+def _successor(
+    conn: apsw.Connection,
+    old: ClaimRow,
+    prepared: PreparedDraft,
+    *,
+    origin: WriteOrigin,
+    now_ms: int,
+    new_id: Callable[[], str],
+) -> tuple[InsertOutcome, bool]:
+    """The row `old` is retired in favour of, and whether to retire it at all: an archived
+    or conflicted row of the draft's provenance keeps `old` (the user's forget stands)."""
+    existing = _row_by_key(conn, old.agent_id, prepared.key)
+    if existing is None or existing.id == old.id:
+        outcome = insert_prepared(conn, prepared, origin=origin, now_ms=now_ms, new_id=new_id)
+        return outcome, True
+    if existing.lifecycle_state == Lifecycle.ACTIVE.value and existing.superseded_by:
+        return _revive(conn, existing, prepared, origin=origin, now_ms=now_ms), True
+    claim = existing.to_claim()
+    return InsertOutcome(status=InsertStatus.DUPLICATE, claim=claim), claim.is_recallable
 
 
 def update_content(
@@ -278,7 +374,7 @@ def update_content(
         )
         assert outcome.claim is not None
         successor_id = outcome.claim.id
-        _mark_superseded(conn, row, successor_id, now_ms)
+        _mark_superseded(conn, row, successor_id, ends_ms=now_ms, now_ms=now_ms)
         add_derivation(
             conn,
             agent_id,
@@ -321,10 +417,11 @@ def supersede(
     _check_revision(old, expected_revision)
     if old.superseded_by is not None:
         raise RevisionConflict(f"claim {old_id} is already superseded")
-    outcome = insert_prepared(conn, prepared, origin=origin, now_ms=now_ms, new_id=new_id)
-    if outcome.claim is None or outcome.claim.id == old.id:
-        return outcome  # suppressed, or the "successor" is this very claim
-    _mark_superseded(conn, old, outcome.claim.id, now_ms)
+    outcome, retire = _successor(conn, old, prepared, origin=origin, now_ms=now_ms, new_id=new_id)
+    if not retire or outcome.claim is None or outcome.claim.id == old.id:
+        return outcome  # kept, suppressed, or the "successor" is this very claim
+    ends_ms = closing_instant(old, prepared.draft, now_ms)
+    _mark_superseded(conn, old, outcome.claim.id, ends_ms=ends_ms, now_ms=now_ms)
     add_derivation(
         conn,
         agent_id,

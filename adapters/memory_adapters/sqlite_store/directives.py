@@ -28,8 +28,7 @@ from memory_core.domain.directives import (
     is_topic_specific,
     match_text,
 )
-from memory_core.domain.errors import NotFound, ValidationError
-from memory_core.ports.claims import DirectiveCapacityExceeded
+from memory_core.domain.errors import DirectiveCapacityExceeded, NotFound, ValidationError
 from memory_core.ports.secrets import SecretPolicy
 
 __all__ = ["create", "list_directives", "set_status", "suggest"]
@@ -89,7 +88,7 @@ def _ensure_capacity(conn: apsw.Connection, agent_id: str) -> None:
         (agent_id,),
     ).fetchone()
     if active >= MAX_ACTIVE_DIRECTIVES:
-        raise DirectiveCapacityExceeded()
+        raise DirectiveCapacityExceeded(MAX_ACTIVE_DIRECTIVES)
 
 
 def create(

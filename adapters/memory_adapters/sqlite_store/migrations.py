@@ -10,7 +10,7 @@ import apsw
 import attrs
 
 from memory_adapters.sqlite_store.connection import write_transaction
-from memory_adapters.sqlite_store.schema import schema_v1_statements
+from memory_adapters.sqlite_store.schema import live_slot_index, schema_v1_statements
 from memory_core.domain.errors import StoreError
 
 __all__ = [
@@ -74,6 +74,11 @@ def _v3(conn: apsw.Connection) -> None:
     conn.execute("DROP TRIGGER IF EXISTS agent_memory_fts_ai")
 
 
+def _v4(conn: apsw.Connection) -> None:
+    # The write path finds a slot's live holder by this index instead of paging the scope.
+    conn.execute(live_slot_index())
+
+
 @attrs.frozen(kw_only=True)
 class Migration:
     version: int
@@ -91,6 +96,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         version=3, description="FTS inserts mirrored by the writer, not a trigger", apply=_v3
     ),
+    Migration(version=4, description="index of live slot holders", apply=_v4),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

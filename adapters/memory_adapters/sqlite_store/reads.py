@@ -1,4 +1,5 @@
-"""Claim reads: by id, management listing, authoritative re-validation, pending embeddings.
+"""Claim reads: by id, by slot, management listing, authoritative re-validation, pending
+embeddings.
 Every read is fenced by a pending clear in the same statement (R-FORGET-3), and a row a raw
 writer corrupted is skipped, never allowed to fail the batch (R-TIME-4)."""
 
@@ -19,12 +20,22 @@ from memory_adapters.sqlite_store.queries import (
 from memory_adapters.sqlite_store.rows import ClaimRow, CorruptRow, structure_row
 from memory_adapters.sqlite_store.schema import RECALLABLE_KINDS_SQL, recallable
 from memory_core.domain.claims import Claim, EmbeddingIdentity
-from memory_core.domain.errors import NotFound
-from memory_core.domain.scope import ScopeFilter
+from memory_core.domain.errors import NotFound, ScopeError, ValidationError
+from memory_core.domain.scope import Scope, ScopeFilter
 
-__all__ = ["claims_of", "get", "list_applicable_by_ids", "list_claims", "list_pending_embeddings"]
+__all__ = [
+    "claims_of",
+    "find_live_by_slot",
+    "get",
+    "list_applicable_by_ids",
+    "list_claims",
+    "list_pending_embeddings",
+]
 
 _log = logging.getLogger(__name__)
+# Rows read per slot lookup: the newest valid one wins, and a corrupt newest row must not
+# hide an older valid holder (R-TIME-4). Normally there is exactly one.
+_SLOT_PROBE = 8
 
 
 def claims_of(rows: Sequence[Sequence[object]]) -> list[Claim]:
@@ -43,6 +54,34 @@ def get(conn: apsw.Connection, agent_id: str, claim_id: str) -> Claim:
     if row is None:
         raise NotFound(f"no claim {claim_id} for this agent")
     return row.to_claim()
+
+
+def find_live_by_slot(
+    conn: apsw.Connection, agent_id: str, scope: Scope, slot: str
+) -> Claim | None:
+    """The newest recallable holder of `slot` in exactly `scope`, through the partial index
+    `agent_memory_live_slot` (the WHERE repeats its predicate so the planner can use it)."""
+    if not isinstance(scope, Scope):
+        raise ScopeError("scope", "must be a Scope")
+    if not isinstance(slot, str) or not slot.strip():
+        raise ValidationError("slot", "must be a non-empty slot key")
+    if scope.is_agent:
+        scope_sql, params = "m.scope_type = 'agent' AND m.scope_id IS NULL", [agent_id]
+    else:
+        scope_sql, params = (
+            "m.scope_type = ? AND m.scope_id = ?",
+            [
+                agent_id,
+                scope.kind.value,
+                scope.scope_id,
+            ],
+        )
+    sql = f"""SELECT {CLAIM_SELECT} FROM agent_memory m
+              WHERE m.agent_id = ? AND {scope_sql} AND m.slot = ? AND m.slot IS NOT NULL
+                AND {recallable("m.")} AND {NOT_FENCED}
+              ORDER BY m.created_at DESC, m.id DESC LIMIT {_SLOT_PROBE}"""
+    found = claims_of(conn.execute(sql, (*params, slot)).fetchall())
+    return found[0] if found else None
 
 
 def list_claims(
@@ -126,9 +165,7 @@ def list_pending_embeddings(conn: apsw.Connection, agent_id: str, *, limit: int)
     return claims_of(conn.execute(sql, (agent_id, limit)).fetchall())
 
 
-def list_ready_ids(
-    conn: apsw.Connection, agent_id: str, identity: EmbeddingIdentity
-) -> list[str]:
+def list_ready_ids(conn: apsw.Connection, agent_id: str, identity: EmbeddingIdentity) -> list[str]:
     sql = f"""SELECT m.id FROM agent_memory m
               WHERE m.agent_id = ? AND m.embedding_state = 'ready' AND m.embedding_provider = ?
                 AND m.embedding_model = ? AND m.embedding_dim = ? AND {recallable("m.")}
@@ -136,4 +173,3 @@ def list_ready_ids(
               ORDER BY m.id"""
     rows = conn.execute(sql, (agent_id, identity.provider, identity.model, identity.dim))
     return [str(row[0]) for row in rows]
-

@@ -19,6 +19,7 @@ __all__ = [
     "SCOPE_ERROR_MESSAGE",
     "TEMPORAL_ERROR_MESSAGE",
     "fts_statements",
+    "live_slot_index",
     "recallable",
     "schema_v1_statements",
     "scope_valid",
@@ -144,6 +145,15 @@ _CLAIM_INDEXES = (
     """CREATE INDEX agent_memory_superseded
          ON agent_memory (agent_id, superseded_by) WHERE superseded_by IS NOT NULL""",
 )
+
+
+def live_slot_index() -> str:
+    """The decision step's slot lookup (`find_live_by_slot`): live rows only, so its size
+    follows the slotted facts that are current, not the history (schema v4)."""
+    return f"""CREATE INDEX IF NOT EXISTS agent_memory_live_slot
+         ON agent_memory (agent_id, scope_type, scope_id, slot, created_at DESC, id DESC)
+         WHERE slot IS NOT NULL AND {recallable()}"""
+
 
 _SIDE_TABLES = (
     f"""CREATE TABLE agent_memory_directive (

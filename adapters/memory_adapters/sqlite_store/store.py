@@ -35,7 +35,7 @@ from memory_adapters.sqlite_store.rows import from_ms, to_ms
 from memory_core.domain.claims import Claim, ClaimDraft, EmbeddingIdentity, WriteOrigin
 from memory_core.domain.directives import Directive, DirectiveKind, DirectiveStatus
 from memory_core.domain.errors import ValidationError
-from memory_core.domain.scope import ScopeFilter
+from memory_core.domain.scope import Scope, ScopeFilter
 from memory_core.ports.claims import (
     ClearProgress,
     DeleteOutcome,
@@ -205,6 +205,10 @@ class ApswClaimStore:
                 now_ms=self._now_ms(now),
                 new_id=self._claim_id,
             )
+
+    def find_live_by_slot(self, agent_id: str, scope: Scope, slot: str) -> Claim | None:
+        with translate_errors():
+            return reads.find_live_by_slot(self._conn, agent_id, scope, slot)
 
     def archive(self, agent_id: str, claim_id: str, *, now: datetime) -> Claim:
         with write_transaction(self._conn) as conn:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import psycopg
 import pytest
 
-from memory_adapters.postgres_store import ConnectionSettings, PostgresClaimStore
+from memory_adapters.postgres_store import ConnectionSettings, PostgresClaimStore, reads
 from memory_adapters.postgres_store.errors import translate_errors
 from memory_adapters.postgres_store.testing import ThrowawayServer
 from memory_contracts.fakes import ManualClock
@@ -203,3 +203,42 @@ def test_session_scoped_rows_need_their_session(open_claims: Opener, clock: Manu
     assert [
         h.claim_id for h in store.search_fts("a", ["debugging"], scope_filter=with_session, limit=5)
     ] == [row.id]
+
+
+class _Recording:
+    """A connection stand-in that records the statements a read module sends."""
+
+    def __init__(self, conn: psycopg.Connection) -> None:
+        self.conn = conn
+        self.statements: list[tuple[str, object]] = []
+
+    def execute(self, sql: str, params: object = None) -> psycopg.Cursor:
+        self.statements.append((sql, params))
+        return self.conn.execute(sql, params)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("scope", [Scope.agent(), Scope.session("s1")])
+def test_slot_lookup_is_answered_by_the_live_slot_index(
+    open_claims: Opener, clock: ManualClock, scope: Scope
+) -> None:
+    """R-SCOPE-3, R-BEYOND-4: among thousands of the owner's claims, the slot lookup is an
+    index scan of the partial index of live slot holders, not a walk of the owner's rows."""
+    store = open_claims()
+    store.insert_many(
+        [_draft(f"note {i} about the garden", scope=scope) for i in range(3_000)],
+        origin=WriteOrigin.EXTRACTION,
+        now=clock.now(),
+    )
+    store.insert(
+        _draft("Lives in Paris", slot="user.home_city", scope=scope),
+        origin=WriteOrigin.EXTRACTION,
+        now=clock.now(),
+    )
+    conn = store._open()
+    conn.execute("ANALYZE agent_memory")
+    recording = _Recording(conn)
+    found = reads.find_live_by_slot(recording, "a", scope, "user.home_city")  # type: ignore[arg-type]
+    assert found is not None and found.content == "Lives in Paris"
+    ((sql, params),) = recording.statements
+    plan = [row[0] for row in conn.execute(f"EXPLAIN {sql}", params)]  # type: ignore[arg-type]
+    assert any("agent_memory_live_slot" in line for line in plan), "\n".join(plan)

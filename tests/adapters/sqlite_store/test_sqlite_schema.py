@@ -13,6 +13,7 @@ from memory_adapters.sqlite_store.connection import translate_errors
 from memory_adapters.sqlite_store.migrations import LATEST_VERSION
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
 from memory_core.domain.errors import ScopeError, StoreError, TemporalError
+from memory_core.domain.scope import Scope
 
 
 def test_fresh_file_records_every_migration_once(
@@ -192,3 +193,35 @@ def test_a_file_with_the_early_insert_trigger_is_migrated_to_single_indexing(
     assert raw.execute("SELECT count(*) FROM agent_memory_fts").fetchone() == (1,)
     triggers = {n for (n,) in raw.execute("SELECT name FROM sqlite_master WHERE type='trigger'")}
     assert "agent_memory_fts_ai" not in triggers
+
+
+@pytest.mark.parametrize("scope", [Scope.agent(), Scope.session("s1")])
+def test_slot_lookup_is_an_index_search_of_live_holders(
+    store: ApswClaimStore, scope: Scope
+) -> None:
+    """R-SCOPE-3, R-STORE-1: `find_live_by_slot` runs one statement, answered by the partial
+    index of live slot holders in slot order — no table scan, no sort."""
+    statements: list[tuple[str, object]] = []
+    store._conn.exec_trace = lambda _cursor, sql, bindings: bool(
+        statements.append((sql, bindings)) or True
+    )
+    try:
+        assert store.find_live_by_slot("a", scope, "user.home_city") is None
+    finally:
+        store._conn.exec_trace = None
+    ((sql, bindings),) = statements
+    plan = [row[3] for row in store._conn.execute(f"EXPLAIN QUERY PLAN {sql}", bindings)]
+    assert any("USING INDEX agent_memory_live_slot" in step for step in plan), plan
+    assert not any("TEMP B-TREE" in step or step.startswith("SCAN m") for step in plan), plan
+
+
+def test_a_version_three_file_gains_the_live_slot_index(
+    store: ApswClaimStore, open_store: Callable[..., ApswClaimStore], raw: apsw.Connection
+) -> None:
+    """R-STORE-1: migration 4 brings an older file's slot lookups onto the index."""
+    store.close()
+    raw.execute("DROP INDEX agent_memory_live_slot")
+    raw.execute("DELETE FROM agent_memory_schema WHERE version >= 4")
+    open_store().close()
+    indexes = {n for (n,) in raw.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    assert "agent_memory_live_slot" in indexes
