@@ -197,6 +197,34 @@ class TrustPlaneAndClearCases:
         assert claim_store.get(B, bystander.id) == bystander
         assert [d.content for d in claim_store.list_directives(A)] == ["Stay polite"]
 
+    def test_checkpoint_after_forgetting_keeps_every_other_row(
+        self, claim_store: ClaimStore, clock: ManualClock
+    ) -> None:
+        """R-PRIV-3: the forensic checkpoint after a delete and a clear is idempotent and
+        changes nothing a reader can see — other rows, their search, the suppression."""
+        kept = self._add(claim_store, clock, "kept orchard note")
+        gone = self._add(claim_store, clock, "forgotten orchard note")
+        other = self._add(claim_store, clock, "orchard note of agent b", agent_id=B)
+        claim_store.delete(A, gone.id, now=clock.now())
+        claim_store.checkpoint()
+        claim_store.checkpoint()
+        assert claim_store.get(A, kept.id) == kept
+        hits = claim_store.search_fts(A, ["orchard"], scope_filter=AGENT_ONLY, limit=5)
+        assert [hit.claim_id for hit in hits] == [kept.id]
+        claim_store.begin_clear(B, now=clock.now())
+        while claim_store.run_clear_batch(B).phase is ClearPhase.CLAIMS:
+            pass
+        claim_store.finish_clear(B)
+        claim_store.checkpoint()
+        assert claim_store.list_claims(B, include_inactive=True) == []
+        assert claim_store.get(A, kept.id) == kept
+        replay = claim_store.insert(
+            claim_draft("forgotten orchard note"), origin=EXTRACTION, now=clock.now()
+        )
+        assert replay.status is InsertStatus.SUPPRESSED
+        with pytest.raises(NotFound):
+            claim_store.get(B, other.id)
+
     def test_retirement_removes_the_whole_namespace(
         self, claim_store: ClaimStore, clock: ManualClock
     ) -> None:
@@ -240,3 +268,5 @@ class TrustPlaneAndClearCases:
             claim_store.get(A, claim.id)
         with pytest.raises(StoreError):
             claim_store.insert(claim_draft("after close"), origin=EXTRACTION, now=clock.now())
+        with pytest.raises(StoreError):
+            claim_store.checkpoint()

@@ -372,6 +372,10 @@ class InMemoryClaimStore:
         stored_time(now)
         return RepairReport()
 
+    def checkpoint(self) -> None:
+        """A no-op: nothing is written anywhere, so a forget is physical at once."""
+        self._open()
+
     def close(self) -> None:
         """Idempotent; any later call raises StoreError, as on a closed connection."""
         self._closed = True

@@ -233,6 +233,7 @@ class MemoryService:
         self._coordinator.invalidate(agent_id)
         async with self._coordinator.exclusive(agent_id):
             outcome = self.store.delete(agent_id, claim_id, now=self._clock.now())
+        self.store.checkpoint()  # forensic: no file keeps what was deleted (R-PRIV-3)
         await self.index.forget(
             agent_id, [claim_id], deadline=self._deadline(10), cancel=CancellationToken()
         )
@@ -275,6 +276,7 @@ class MemoryService:
             agent_id, deadline=self._deadline(_CLEAR_VECTOR_SECONDS), cancel=CancellationToken()
         )
         self.store.finish_clear(agent_id)
+        self.store.checkpoint()  # forensic: no file keeps what was cleared (R-PRIV-3)
         self.gateway.reset_agent(agent_id)
         done = attrs.evolve(job, phase=ClearPhase.DONE)
         if progress is not None:

@@ -274,3 +274,41 @@ def test_a_cold_agent_warms_itself_in_the_background(tmp_path: Path, clock: Manu
         await memory.aclose()
 
     run(go())
+
+
+MARKER = "zqxvbwkjhgfd"  # no trigram of it is hex-only or in the other text below
+MARKER_TRIGRAMS = {MARKER[i : i + 3] for i in range(len(MARKER) - 2)}
+
+
+def _claim_store_trigrams(data_dir: Path) -> set[str]:
+    """The marker's trigrams in the claim store's files (main file, WAL, SHM)."""
+    blobs = [path.read_bytes() for path in data_dir.glob("memory.sqlite3*")]
+    return {gram for gram in MARKER_TRIGRAMS if any(gram.encode() in blob for blob in blobs)}
+
+
+def test_delete_and_clear_make_forgetting_physical_before_any_close(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """R-PRIV-3, R-FORGET-1, R-FORGET-3: the service checkpoints the claim store after a
+    delete and after a clear, so the forgotten text's index trigrams leave its files while
+    the service is still open."""
+
+    async def go() -> None:
+        memory = make_memory(tmp_path, clock)
+        data = tmp_path / "data"
+        kept = await memory.remember(A, "The user's favourite editor is Helix.")
+        stored = await memory.remember(A, f"The gym locker code is {MARKER}.")
+        assert stored.claim_id is not None
+        assert _claim_store_trigrams(data) == MARKER_TRIGRAMS
+        await memory.delete(A, stored.claim_id)
+        assert _claim_store_trigrams(data) == set()
+        await memory.remember(B, f"The bike lock code is {MARKER}.")
+        assert _claim_store_trigrams(data) == MARKER_TRIGRAMS
+        await memory.clear(B)
+        assert _claim_store_trigrams(data) == set()
+        assert [item.claim.id for item in (await memory.recall(A, "editor")).items] == [
+            kept.claim_id
+        ]
+        await memory.aclose()
+
+    run(go())

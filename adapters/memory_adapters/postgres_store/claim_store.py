@@ -456,6 +456,15 @@ class PostgresClaimStore:
                 conn.execute("REINDEX INDEX CONCURRENTLY agent_memory_trigram")
             conn.execute("VACUUM agent_memory")
 
+    def checkpoint(self) -> None:
+        """The port's forensic checkpoint (R-PRIV-3) — here a no-op beyond checking the store
+        is open. `delete` and clear batches already VACUUM (`vacuum_after_forget`); the WAL
+        and its checkpoints belong to the server; what remains after that — trigram keys in
+        the GIN index, a page's free space — takes `compact()`, which rebuilds an index
+        shared by every agent and so is a maintenance operation, not a per-delete step
+        (docs/scale-out.md states what each step removes)."""
+        self._open()
+
     def close(self) -> None:
         """Close the connection; idempotent. Any later call raises StoreError."""
         conn, self._conn = self._conn, None

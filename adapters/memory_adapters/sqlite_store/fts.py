@@ -27,6 +27,7 @@ __all__ = [
     "match_expression",
     "mirror_insert",
     "mirror_rowids",
+    "optimize",
     "rebuild",
     "search",
 ]
@@ -38,9 +39,12 @@ _MAX_TERMS = 32
 
 
 def configure(conn: apsw.Connection, *, hardened: bool) -> None:
-    """FTS5 secure-delete: a deleted row's terms are removed from the index pages rather
-    than masked by a delete marker, so the index keeps no trace of forgotten text
-    (R-PRIV-3; see the forensic probe). Stored in the table's config; set on every open."""
+    """FTS5 secure-delete, stored in the table's config and set on every open.
+
+    It matters only for deletes that quote the row's values; the mirror's deletes go by
+    rowid (`contentless_delete=1`), which FTS5 records as a tombstone whatever this says,
+    leaving the row's trigrams in their segment until a merge. `optimize` is that merge,
+    and `ApswClaimStore.checkpoint` runs it (R-PRIV-3)."""
     conn.execute(
         "INSERT INTO agent_memory_fts (agent_memory_fts, rank) VALUES ('secure-delete', ?)",
         (1 if hardened else 0,),
@@ -56,6 +60,12 @@ def rebuild(conn: apsw.Connection) -> int:
             WHERE {recallable()}"""
     )
     return conn.changes()
+
+
+def optimize(conn: apsw.Connection) -> None:
+    """Merge every segment into one, dropping the rows tombstoned by deletes; a no-op for
+    an index that is already one segment without tombstones."""
+    conn.execute("INSERT INTO agent_memory_fts (agent_memory_fts) VALUES ('optimize')")
 
 
 def mirror_insert(conn: apsw.Connection, rid: int, content: str, agent_id: str) -> None:

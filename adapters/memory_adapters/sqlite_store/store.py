@@ -37,6 +37,7 @@ from memory_core.domain.directives import Directive, DirectiveKind, DirectiveSta
 from memory_core.domain.errors import ValidationError
 from memory_core.domain.scope import Scope, ScopeFilter
 from memory_core.ports.claims import (
+    ClearPhase,
     ClearProgress,
     DeleteOutcome,
     Derivation,
@@ -63,9 +64,10 @@ class ApswClaimStore:
     """`ClaimStore` over apsw SQLite (SPEC §3). One connection per object; not shared.
 
     `synchronous="FULL"` (the default) makes a committed forget survive power loss, not
-    only a process crash. `unsafe_disable_forensic_hardening` turns off `secure_delete`
-    and the FTS5 secure-delete option; it exists only so the forensic test can show that
-    its byte scan really detects leftovers, and must never be used otherwise.
+    only a process crash. `unsafe_disable_forensic_hardening` turns off `secure_delete`,
+    the FTS5 secure-delete option and the index merge of `checkpoint`; it exists only so
+    the forensic test can show that its byte scan really detects leftovers, and must
+    never be used otherwise.
     """
 
     def __init__(
@@ -88,7 +90,7 @@ class ApswClaimStore:
         self._clock = clock
         self._new_id = id_factory
         self._closed = False
-        hardened = not unsafe_disable_forensic_hardening
+        self._hardened = hardened = not unsafe_disable_forensic_hardening
         self._conn = open_connection(
             self._path,
             busy_timeout_ms=busy_timeout_ms,
@@ -366,7 +368,12 @@ class ApswClaimStore:
         self, agent_id: str, *, batch_size: int = jobs.MAX_CLEAR_BATCH
     ) -> ClearProgress:
         with write_transaction(self._conn) as conn:
-            return jobs.run_batch(conn, agent_id, batch_size=batch_size, now_ms=self._now_ms())
+            progress = jobs.run_batch(conn, agent_id, batch_size=batch_size, now_ms=self._now_ms())
+        if progress.phase is ClearPhase.VECTORS:
+            # The claims phase is over (a repeat call is a cheap no-op merge): make the
+            # clear physical (R-PRIV-3).
+            self.checkpoint()
+        return progress
 
     def finish_clear(self, agent_id: str) -> None:
         with write_transaction(self._conn) as conn:
@@ -379,6 +386,7 @@ class ApswClaimStore:
     def retire_agent(self, agent_id: str) -> None:
         with write_transaction(self._conn) as conn:
             jobs.retire(conn, agent_id)
+        self.checkpoint()  # the namespace's text leaves the index and the WAL (R-PRIV-3)
 
     def list_derivations(self, agent_id: str, claim_id: str) -> Sequence[Derivation]:
         with read_transaction(self._conn) as conn:
@@ -425,8 +433,24 @@ class ApswClaimStore:
             return fts.rebuild(conn)
 
     def checkpoint(self) -> None:
-        """Fold the WAL into the main file and truncate it, so no old page image of a
-        forgotten row lingers in the WAL (R-PRIV-3)."""
+        """Make committed forgetting physical (R-PRIV-3), in two steps.
+
+        1. FTS5 'optimize': the mirror is contentless with `contentless_delete=1`, so a
+           delete only records a tombstone for the row id and the row's trigrams stay in
+           their segment until it is merged; 'optimize' merges every segment into one,
+           dropping tombstoned rows (and is a no-op when the index is one segment without
+           tombstones). With `secure_delete` the freed pages are zeroed.
+        2. WAL checkpoint (TRUNCATE): the main file takes the new pages and the WAL, which
+           held old page images, is emptied.
+
+        Cost is the merge, a rewrite of the whole index whenever a delete or new inserts
+        left more than one segment: ~0.05 s for 10k claims, 0.4–0.8 s for 100k (12-word
+        claims, a 28 MB index); ~0.1 ms when there is nothing to merge. The WAL step takes
+        milliseconds. `unsafe_disable_forensic_hardening` skips the merge (the forensic
+        test's negative control)."""
+        if self._hardened:
+            with write_transaction(self._conn) as conn:
+                fts.optimize(conn)
         with translate_errors():
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 

@@ -1,14 +1,20 @@
-"""Forensic forgetting: after a delete or a clear and a close, the forgotten text is in no
-file the store wrote, and no trigram of it is left in the FTS index (R-BEYOND-1, R-PRIV-3).
+"""Forensic forgetting: after a delete or a clear and a checkpoint, the forgotten text is in
+no file the store wrote — neither whole nor as any of the trigrams the FTS index keys it by —
+and the FTS vocabulary lists none of them (R-BEYOND-1, R-PRIV-3).
+
+Why trigrams: the mirror is contentless with `contentless_delete=1`, so a delete only
+tombstones the row id; the row's trigrams stay in their index segment (and `fts5vocab`,
+which skips tombstoned rows, hides them) until the checkpoint's FTS5 'optimize' rewrites it.
+The marker's trigrams are all distinctive: none occurs in the background text, and none is
+made of hex digits only, so no id or hash can produce one by chance.
 
 The negative control opens the store with the hardening switched off and shows the same
-scan *does* find the text — so the scan is able to fail.
+scans *do* find the text — so they are able to fail.
 """
 
 from __future__ import annotations
 
 import asyncio
-import secrets
 from pathlib import Path
 
 import apsw
@@ -19,18 +25,17 @@ from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
 from memory_core.domain.scope import ScopeFilter
 from memory_core.domain.secrets import PatternSecretPolicy
+from memory_core.ports.claims import ClearPhase
 
 A, B = "agent-a", "agent-b"
-# Letters that never form a trigram in the background text below.
-_ALPHABET = "qxzjvkw"
-
-
-def _marker() -> str:
-    return "".join(secrets.choice(_ALPHABET) for _ in range(16))
+MARKER = "zqxvbwkjhgfd"
 
 
 def _trigrams(text: str) -> set[str]:
     return {text[i : i + 3] for i in range(len(text) - 2)}
+
+
+TRIGRAMS = _trigrams(MARKER)
 
 
 def _files_containing(directory: Path, needle: bytes) -> list[str]:
@@ -39,66 +44,136 @@ def _files_containing(directory: Path, needle: bytes) -> list[str]:
     )
 
 
-def _vocab_hits(db: Path, trigrams: set[str]) -> set[str]:
+def _trigrams_on_disk(directory: Path) -> set[str]:
+    """The marker's trigrams found in the bytes of any file under `directory`."""
+    blobs = [path.read_bytes() for path in directory.rglob("*") if path.is_file()]
+    return {gram for gram in TRIGRAMS if any(gram.encode() in blob for blob in blobs)}
+
+
+def _vocab_hits(db: Path) -> set[str]:
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     try:
         terms = {term for (term,) in conn.execute("SELECT term FROM agent_memory_fts_vocab")}
     finally:
         conn.close()
-    return terms & trigrams
+    return terms & TRIGRAMS
 
 
-def _remember_and_forget(data_dir: Path, marker: str, *, how: str, hardened: bool) -> Path:
-    clock = ManualClock()
-    db = data_dir / "memory.sqlite3"
-    store = ApswClaimStore(
+def _open(db: Path, clock: ManualClock, *, hardened: bool) -> ApswClaimStore:
+    return ApswClaimStore(
         db,
         secret_policy=PatternSecretPolicy(),
         clock=clock,
         synchronous="NORMAL",
         unsafe_disable_forensic_hardening=not hardened,
     )
-    background = [
+
+
+def _remember(
+    data_dir: Path, clock: ManualClock, *, hardened: bool, background: int = 300
+) -> tuple[ApswClaimStore, str]:
+    """A store holding `background` rows of each of two agents and A's claim with the
+    marker, whose text and trigrams are verifiably on disk; the claim's id."""
+    store = _open(data_dir / "memory.sqlite3", clock, hardened=hardened)
+    rows = [
         ClaimDraft(agent_id=agent, kind="semantic", content=f"note {i} about the garden and tea")
         for agent in (A, B)
-        for i in range(300)
+        for i in range(background)
     ]
-    store.insert_many(background, origin=WriteOrigin.EXTRACTION, now=clock.now())
+    store.insert_many(rows, origin=WriteOrigin.EXTRACTION, now=clock.now())
     outcome = store.insert(
-        ClaimDraft(agent_id=A, kind="semantic", content=f"Her locker code is {marker} today"),
+        ClaimDraft(agent_id=A, kind="semantic", content=f"Her locker code is {MARKER} today"),
         origin=WriteOrigin.USER_ADD,
         now=clock.now(),
     )
     assert outcome.claim is not None
-    hits = store.search_fts(A, [marker], scope_filter=ScopeFilter.agent_only(), limit=3)
+    hits = store.search_fts(A, [MARKER], scope_filter=ScopeFilter.agent_only(), limit=3)
     assert [hit.claim_id for hit in hits] == [outcome.claim.id]
     store.checkpoint()
-    # The scan is meaningful only if the text and its trigrams were really on disk.
-    assert _files_containing(data_dir, marker.encode()) == ["memory.sqlite3"]
-    assert _vocab_hits(db, _trigrams(marker)) == _trigrams(marker)
-    if how == "delete":
-        store.delete(A, outcome.claim.id, now=clock.now())
-    else:
-        asyncio.run(run_clear(store, A, now=clock.now()))
-    assert store.search_fts(A, [marker], scope_filter=ScopeFilter.agent_only(), limit=3) == []
-    store.close()
-    return db
+    # The scans are meaningful only if the text and its trigrams were really on disk.
+    assert _files_containing(data_dir, MARKER.encode()) == ["memory.sqlite3"]
+    assert _trigrams_on_disk(data_dir) == TRIGRAMS
+    assert _vocab_hits(data_dir / "memory.sqlite3") == TRIGRAMS
+    return store, outcome.claim.id
+
+
+def _gone_from_disk(data_dir: Path) -> None:
+    assert _files_containing(data_dir, MARKER.encode()) == []
+    assert _trigrams_on_disk(data_dir) == set()
+    assert _vocab_hits(data_dir / "memory.sqlite3") == set()
 
 
 @pytest.mark.parametrize("how", ["delete", "clear"])
 def test_forgotten_text_leaves_no_bytes_and_no_index_terms(tmp_path: Path, how: str) -> None:
-    """R-BEYOND-1, R-PRIV-3, R-FORGET-1/3: every file's bytes (main, WAL, SHM) and the FTS
-    vocabulary are free of the forgotten text after a delete or a clear and a close."""
-    marker = _marker()
-    db = _remember_and_forget(tmp_path, marker, how=how, hardened=True)
-    assert _files_containing(tmp_path, marker.encode()) == []
-    assert _vocab_hits(db, _trigrams(marker)) == set()
+    """R-BEYOND-1, R-PRIV-3, R-FORGET-1/3: after a delete and a checkpoint — or a clear,
+    whose last batch checkpoints by itself — no file (main, WAL, SHM) holds the text or any
+    trigram of it, and the FTS vocabulary lists none; the close keeps it so, and the other
+    agent's index survives every rewrite. A delete alone leaves the trigrams in their
+    segment (the vocabulary already hides them): that is what the checkpoint is for."""
+    clock = ManualClock()
+    store, claim_id = _remember(tmp_path, clock, hardened=True)
+    if how == "delete":
+        store.delete(A, claim_id, now=clock.now())
+        assert _trigrams_on_disk(tmp_path) == TRIGRAMS
+        assert _vocab_hits(tmp_path / "memory.sqlite3") == set()
+        store.checkpoint()
+    else:
+        asyncio.run(run_clear(store, A, now=clock.now()))
+    assert store.search_fts(A, [MARKER], scope_filter=ScopeFilter.agent_only(), limit=3) == []
+    _gone_from_disk(tmp_path)
+    store.close()
+    _gone_from_disk(tmp_path)
+    reopened = _open(tmp_path / "memory.sqlite3", clock, hardened=True)
+    hits = reopened.search_fts(B, ["garden"], scope_filter=ScopeFilter.agent_only(), limit=500)
+    assert len(hits) == 300
+    reopened.close()
+
+
+def test_closing_after_a_delete_is_a_checkpoint(tmp_path: Path) -> None:
+    """R-PRIV-3: a host that deletes and closes without an explicit checkpoint leaves no
+    trace either."""
+    clock = ManualClock()
+    store, claim_id = _remember(tmp_path, clock, hardened=True)
+    store.delete(A, claim_id, now=clock.now())
+    store.close()
+    _gone_from_disk(tmp_path)
 
 
 @pytest.mark.parametrize("how", ["delete", "clear"])
 def test_scan_detects_leftovers_when_hardening_is_off(tmp_path: Path, how: str) -> None:
-    """R-BEYOND-1 (negative control): without secure_delete and FTS5 secure-delete the very
-    same scan finds the forgotten text, so the test above is able to fail."""
-    marker = _marker()
-    _remember_and_forget(tmp_path, marker, how=how, hardened=False)
-    assert _files_containing(tmp_path, marker.encode()) == ["memory.sqlite3"]
+    """R-BEYOND-1 (negative control): without secure_delete, FTS5 secure-delete and the
+    checkpoint's index merge, the very same scans find the forgotten text and every one of
+    its trigrams, so the tests above are able to fail."""
+    clock = ManualClock()
+    store, claim_id = _remember(tmp_path, clock, hardened=False)
+    if how == "delete":
+        store.delete(A, claim_id, now=clock.now())
+    else:
+        asyncio.run(run_clear(store, A, now=clock.now()))
+    store.checkpoint()
+    store.close()
+    assert _files_containing(tmp_path, MARKER.encode()) == ["memory.sqlite3"]
+    assert _trigrams_on_disk(tmp_path) == TRIGRAMS
+
+
+def test_a_retired_agent_leaves_no_bytes_and_no_trigram(tmp_path: Path) -> None:
+    """R-PRIV-3, R-FORGET-4: retirement deletes the namespace and checkpoints by itself."""
+    clock = ManualClock()
+    store, _ = _remember(tmp_path, clock, hardened=True)
+    store.retire_agent(A)
+    _gone_from_disk(tmp_path)
+    store.close()
+
+
+def test_a_clear_whose_last_batch_is_empty_still_ends_with_a_checkpoint(tmp_path: Path) -> None:
+    """R-PRIV-3, R-FORGET-3: 256 rows and batches of 256 — the batch that ends the claims
+    phase removes nothing, and the clear is still made physical."""
+    clock = ManualClock()
+    store, _ = _remember(tmp_path, clock, hardened=True, background=255)
+    store.begin_clear(A, now=clock.now())
+    first = store.run_clear_batch(A)
+    assert (first.phase, first.batch_removed) == (ClearPhase.CLAIMS, 256)
+    last = store.run_clear_batch(A)
+    assert (last.phase, last.batch_removed) == (ClearPhase.VECTORS, 0)
+    _gone_from_disk(tmp_path)
+    store.close()
