@@ -365,7 +365,8 @@ class IngestionRuntime:
         async with s.coordinator.exclusive(self.agent_id):
             s.coordinator.check(ticket)  # no await between this check and the writes
             report = s.decisions.apply(plan)
-        await self._notify_committed(report.stored_ids)
+        # Revived rows lost their embedding with their revision: embed them now too.
+        await self._notify_committed((*report.stored_ids, *report.revived_ids))
         advanced = False
         if commit_allowed and chunk.cursor_commit_order_seq is not None:
             # The claims are in; only the session epoch decides whether the cursor may

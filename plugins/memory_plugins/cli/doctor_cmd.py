@@ -25,7 +25,7 @@ from memory_core.domain.errors import AgentMemoryError
 from memory_core.domain.scope import validate_agent_id
 from memory_core.domain.serialization import unstructure
 from memory_core.services.service import MemoryService
-from memory_plugins.api import open_memory_async
+from memory_plugins.api import open_memory
 from memory_plugins.cli.context import CommandContext
 from memory_plugins.config import MemoryConfig
 
@@ -102,7 +102,10 @@ def run(ctx: CommandContext) -> int:
 async def _doctor(ctx: CommandContext) -> int:
     agents = [validate_agent_id(agent, "--agent") for agent in ctx.args.agent]
     checks: list[_Check] = []
-    memory = await open_memory_async(ctx.data_dir, config=ctx.config, registry=ctx.plugins.registry)
+    # Doctor observes: open without resuming pending clears, so it can report them.
+    memory = await asyncio.to_thread(
+        open_memory, ctx.data_dir, config=ctx.config, registry=ctx.plugins.registry
+    )
     async with contextlib.aclosing(memory):
         schema = _schema_version(memory)
         checks.append(

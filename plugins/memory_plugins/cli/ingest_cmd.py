@@ -98,7 +98,7 @@ class IngestSummary:
     superseded: tuple[tuple[str, str], ...] = ()  # (retired id, successor id)
     duplicates: int = 0
     suppressed: int = 0  # forgotten text said again: refused by its tombstone (R-FORGET-1)
-    revivals_deferred: int = 0
+    revived: tuple[str, ...] = ()  # retired rows the conversation returned to, live again
     rejected: dict[str, int] = attrs.field(factory=dict)  # reason -> count (secret, ...)
     directive_drafts: tuple[str, ...] = ()
     error: str | None = None  # an exception type name, never a message
@@ -119,7 +119,7 @@ def _summarise(
         superseded=tuple((old, new) for p in payloads for old, new in p.get("superseded", ())),
         duplicates=sum(int(p.get("duplicates", 0)) for p in payloads),
         suppressed=sum(int(p.get("suppressed", 0)) for p in payloads),
-        revivals_deferred=sum(int(p.get("revivalsDeferred", 0)) for p in payloads),
+        revived=tuple(i for p in payloads for i in p.get("revived", ())),
         rejected=dict(sorted(rejected.items())),
         directive_drafts=tuple(i for p in payloads for i in p.get("directiveDrafts", ())),
         error=error,
