@@ -36,7 +36,8 @@ run only. The stage breakdown comes from the retrieval diagnostics; "other" is t
 minus the timed stages: the FTS search and its re-validation, the directive read and the
 access-accounting write. Results: a table on stdout, progress on stderr, JSON to
 `benchmarks/results/recall.json`. Memory at 1M: ~1.5 GB each for our numpy copy and the
-store's resident matrix, plus transients while generating (peak under 6 GB).
+store's resident matrix, plus transients while generating and warming (peak not measured;
+well inside 24 GB). `--quick` peaks at ~0.8 GB RSS.
 """
 
 from __future__ import annotations
