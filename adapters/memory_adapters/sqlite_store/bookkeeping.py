@@ -27,7 +27,7 @@ def record_access(
         f"""UPDATE agent_memory AS m
               SET access_count = access_count + 1,
                   last_accessed = max(COALESCE(last_accessed, 0), ?)
-            WHERE m.agent_id = ? AND m.id IN (SELECT value FROM json_each(?))
+            WHERE +m.agent_id = ? AND m.id IN (SELECT value FROM json_each(?))
               AND {recallable("m.")} AND {NOT_FENCED}""",
         (now_ms, agent_id, json.dumps(ids)),
     )
@@ -82,6 +82,7 @@ def reset_embeddings(conn: apsw.Connection, agent_id: str, claim_ids: Sequence[s
         if not ids:
             return 0
         where.append("m.id IN (SELECT value FROM json_each(?))")
+        where[0] = "+m.agent_id = ?"  # probe the id key, not every row of the agent
         params.append(json.dumps(ids))
     conn.execute(
         f"""UPDATE agent_memory AS m

@@ -131,7 +131,10 @@ def list_applicable_by_ids(
         return []
     scope_sql, scope_params = scope_clause(scope_filter)
     where = [
-        "m.agent_id = ?",
+        # `+` keeps the planner off the (agent_id, ...) indexes: walking every row of the
+        # agent to test it against a short id list cost 66 ms at 1M claims; probing the id
+        # key costs microseconds. The owner is still checked on every row found.
+        "+m.agent_id = ?",
         "m.id IN (SELECT value FROM json_each(?))",
         recallable("m."),
         NOT_FENCED,
