@@ -39,7 +39,7 @@ from memory_core.domain.errors import (
 )
 from memory_core.domain.provenance import canonical_content
 from memory_core.domain.scope import Scope
-from memory_core.domain.temporal import TemporalMetadata
+from memory_core.domain.temporal import Precision, TemporalMetadata
 from memory_core.domain.temporal_policy import TemporalMode, assess
 from memory_core.ports.claims import ClaimStore, InsertOutcome, InsertStatus
 from memory_core.ports.extraction import DirectiveSuggestion, ExtractionResult, RejectionReason
@@ -417,6 +417,12 @@ class DecisionService:
                 return
             if holder.id == successor:
                 return
+            if successor is None and _predates(draft, holder, said_at=context.now):
+                # Older evidence — a replayed or belated message about an earlier time —
+                # never retires the state that followed it (R-TIME-1): "lived in Paris"
+                # dated March does not undo "lives in Berlin" since April.
+                tally.noop += 1
+                return
             retired, found = self._retire(context, holder, draft, tally)
             if retired is _Retired.STOPPED:
                 return
@@ -506,3 +512,20 @@ def _planned(draft: ClaimDraft, decision: Decision, neighbours: Sequence[Claim])
         ),
     )
     return PlannedWrite(action=action, draft=merged, target=target)
+
+
+def _predates(draft: ClaimDraft, holder: Claim, *, said_at: datetime) -> bool:
+    """The draft is older evidence than the live holder: its messages were said before the
+    holder was learned (a backdated import), or its validity starts before the holder's
+    known start. A holder whose start has precision `unknown` only says when it was heard,
+    not when it began, so that start never blocks a correction."""
+    if said_at < holder.created_at:
+        return True
+    start = draft.temporal.interval.valid_from
+    held = holder.temporal.interval.valid_from
+    return (
+        start is not None
+        and held is not None
+        and holder.temporal.precision is not Precision.UNKNOWN
+        and start < held
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -203,3 +204,24 @@ def test_returning_home_revives_the_old_claim_with_lineage_both_ways(
         AGENT, ["lives in"], scope_filter=ScopeFilter.agent_only(), limit=5
     )
     assert [hit.claim_id for hit in hits] == [paris.id]
+
+
+def test_a_replayed_older_state_never_retires_the_newer_one(harness: Harness) -> None:
+    """R-TIME-1, R-WRITE-3: a message about an earlier time (a replay dated as it was said)
+    does not undo the state that followed it."""
+
+    async def conversation() -> None:
+        harness.clock.set(datetime(2026, 6, 10, 12, 0, tzinfo=UTC))
+        first = harness.runtime("s1")
+        await harness.turn(first, "I moved to Berlin in April.")
+        # The same user's old session, imported later but dated as it was said: March.
+        harness.clock.set(datetime(2026, 3, 2, 12, 0, tzinfo=UTC))
+        await harness.turn(harness.runtime("s-old"), "I live in Paris.")
+
+    asyncio.run(conversation())
+    berlin = harness.live("The user lives in Berlin.")
+    assert berlin.superseded_by is None
+    assert all(
+        claim.content != "The user lives in Paris." or not claim.is_recallable
+        for claim in harness.claims(include_inactive=True)
+    )
