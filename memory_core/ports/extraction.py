@@ -82,7 +82,8 @@ class ExtractionRequest:
     """What an extractor sees: untrusted entries plus the domain clock's frame of reference.
 
     Relative dates ("tomorrow", "last year") resolve against `reference_time` in `timezone`,
-    never against the wall clock.
+    never against the wall clock. `reference_time` is when the entries were said (the last
+    known `TapeEntry.created_at`, never after now), else the domain clock's now.
     """
 
     agent_id: str

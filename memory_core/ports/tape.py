@@ -18,6 +18,7 @@ Vocabulary shared by every port here:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -25,6 +26,7 @@ import attrs
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.errors import ValidationError
+from memory_core.domain.temporal import require_utc
 
 __all__ = [
     "Anchor",
@@ -96,6 +98,10 @@ def _order_seq(instance: object, attribute: attrs.Attribute[int], value: object)
         raise ValidationError(attribute.name, "must be an integer >= 1")
 
 
+def _optional_utc(value: object) -> datetime | None:
+    return None if value is None else require_utc(value, "created_at")  # type: ignore[arg-type]
+
+
 def _text(instance: object, attribute: attrs.Attribute[str], value: object) -> None:
     if not isinstance(value, str):
         raise ValidationError(attribute.name, "must be a string")
@@ -103,7 +109,13 @@ def _text(instance: object, attribute: attrs.Attribute[str], value: object) -> N
 
 @attrs.frozen(kw_only=True)
 class TapeEntry:
-    """One message of a session's effective tape (after retractions and replacements)."""
+    """One message of a session's effective tape (after retractions and replacements).
+
+    `created_at` (aware, normalised to UTC; None when the host does not know it) is when
+    the message was said. Extraction uses it as its reference time, so a conversation
+    imported or replayed later is read in the frame of when it was said, not of the import
+    (R-TIME-1); a replacement keeps the message's `created_at`.
+    """
 
     id: str = attrs.field(validator=_non_empty)  # the host's message id, stable across edits
     session_id: str = attrs.field(validator=_non_empty)
@@ -114,6 +126,7 @@ class TapeEntry:
         default=EntryStatus.SENT, converter=_enum("status", EntryStatus)
     )
     kind: EntryKind = attrs.field(default=EntryKind.MESSAGE, converter=_enum("kind", EntryKind))
+    created_at: datetime | None = attrs.field(default=None, converter=_optional_utc)
 
 
 @attrs.frozen(kw_only=True)

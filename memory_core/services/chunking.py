@@ -22,6 +22,7 @@ import bisect
 import itertools
 import unicodedata
 from collections.abc import Iterable
+from datetime import datetime
 
 import attrs
 
@@ -85,6 +86,7 @@ class ChunkPart:
     text: str  # the message content, or this fragment's slice of it
     fragment: int | None = None
     final: bool = True  # the message's last piece: the message is complete after it
+    created_at: datetime | None = None  # when the message was said, if the host knows
 
     def render(self) -> str:
         label = LABELS[self.role]
@@ -181,7 +183,11 @@ class _Builder:
     def add_whole(self, entry: TapeEntry) -> bool:
         """Append the message whole, opening a new chunk if needed; False if it is too big."""
         part = ChunkPart(
-            entry_id=entry.id, order_seq=entry.order_seq, role=entry.role, text=entry.content
+            entry_id=entry.id,
+            order_seq=entry.order_seq,
+            role=entry.role,
+            text=entry.content,
+            created_at=entry.created_at,
         )
         rendered = part.render()
         cost = (len(rendered), _quarter_tokens(rendered))
@@ -216,6 +222,7 @@ class _Builder:
                 text=content[start:end],
                 fragment=number,
                 final=final,
+                created_at=entry.created_at,
             )
             rendered = part.render()
             self._append(part, len(rendered), _quarter_tokens(rendered))

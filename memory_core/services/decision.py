@@ -417,7 +417,8 @@ class DecisionService:
                 return
             if holder.id == successor:
                 return
-            if successor is None and _predates(draft, holder, said_at=context.now):
+            said_at = context.said_at or context.now
+            if successor is None and _predates(draft, holder, said_at=said_at):
                 # Older evidence — a replayed or belated message about an earlier time —
                 # never retires the state that followed it (R-TIME-1): "lived in Paris"
                 # dated March does not undo "lives in Berlin" since April.

@@ -44,7 +44,8 @@ class WriteContext:
     """Where a batch of candidates comes from and where it goes."""
 
     agent_id: str
-    now: datetime
+    now: datetime  # write time: the domain clock's now
+    said_at: datetime | None = None  # when the source was said (a backdated import); None: now
     scope: Scope = attrs.field(factory=Scope.agent)  # automatic extraction: Agent (R-SCOPE-2)
     session_id: str | None = None
     extractor: str | None = None

@@ -4,12 +4,12 @@
 the reply is never delayed (R-WRITE-1). The background pass, per reference §7.1:
 range (projection when current; else the effective tape, committing only if the projection
 rebuild succeeded; projection failure: tape fallback, never commit — R-WRITE-8) → admission
-thresholds → chunks → per chunk: extract (domain-clock frame) → decide → under the agent's
-write lock re-check the fence and store → let the commit hook settle → advance the cursor
-(monotone) → append a content-free `memory/extract` anchor. The chain stops on a failure, a
-fence change or an epoch change, and every pass ends in one explicit `IngestionOutcome`
-(R-WRITE-6). Subagent sessions are never extracted (R-WRITE-2). Fork and invalidation move
-the cursor and bump the session epoch (R-WRITE-3).
+thresholds → chunks → per chunk: extract (domain-clock frame, dated when said) → decide →
+under the agent's write lock re-check the fence and store → let the commit hook settle →
+advance the cursor (monotone) → append a content-free `memory/extract` anchor. The chain
+stops on a failure, a fence change or an epoch change, and every pass ends in one explicit
+`IngestionOutcome` (R-WRITE-6). Subagent sessions are never extracted (R-WRITE-2). Fork and
+invalidation move the cursor and bump the session epoch (R-WRITE-3).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Sequence
+from datetime import datetime
 
 import attrs
 
@@ -335,15 +336,17 @@ class IngestionRuntime:
                 order_seq=part.order_seq,
                 role=part.role,
                 content=part.text,
+                created_at=part.created_at,
             )
             for part in chunk.parts
         )
+        said_at = _said_at(chunk, s.domain_clock.now())
         result = await s.extractor.extract(
             ExtractionRequest(
                 agent_id=self.agent_id,
                 session_id=self.session_id,
                 entries=entries,
-                reference_time=s.domain_clock.now(),
+                reference_time=said_at,
                 timezone=s.domain_clock.timezone(),
             ),
             deadline=self._deadline(s.policy.extraction_seconds),
@@ -354,6 +357,7 @@ class IngestionRuntime:
             WriteContext(
                 agent_id=self.agent_id,
                 now=s.domain_clock.now(),
+                said_at=said_at,
                 session_id=self.session_id,
                 extractor=s.extractor.name,
                 entry_order={part.entry_id: part.order_seq for part in chunk.parts},
@@ -473,3 +477,12 @@ class IngestionRuntime:
                 self._s.on_report(report)
             except Exception as exc:
                 _log.warning("ingestion report hook failed: %s", type(exc).__name__)
+
+
+def _said_at(chunk: Chunk, now: datetime) -> datetime:
+    """When the chunk was said: the `created_at` of its last message that has one, else
+    `now`; never later than `now` (a host clock ahead of ours does not date the future)."""
+    for part in reversed(chunk.parts):
+        if part.created_at is not None:
+            return min(part.created_at, now)
+    return now

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from datetime import datetime
 
 from memory_adapters.tapes.common import (
     check_cursor,
@@ -65,18 +66,26 @@ class EventTape:
         status: EntryStatus | str = EntryStatus.SENT,
         kind: EntryKind | str = EntryKind.MESSAGE,
         message_id: str | None = None,
+        created_at: datetime | None = None,
         project: bool = True,
     ) -> TapeEntry:
         """Append a message with the next order_seq of its session and return it.
 
         `message_id` defaults to a fresh id; a host's own id must be unique on this tape.
+        `created_at` (aware) is when the message was said, if the host knows it.
         `project=False` models a writer that does not maintain the ingestion projection (an
         older host, a bulk import): the projection goes stale until rebuilt.
         """
         with self._lock:
             self._refresh()
             event = self._state.plan_message(
-                session_id, role, content, status=status, kind=kind, message_id=message_id
+                session_id,
+                role,
+                content,
+                status=status,
+                kind=kind,
+                message_id=message_id,
+                created_at=created_at,
             )
             self._write([event], project=project)
             return _entry(event)
@@ -204,4 +213,5 @@ def _entry(event: MessageEvent) -> TapeEntry:
         content=event.content,
         status=event.status,
         kind=event.kind,
+        created_at=event.created_at,
     )

@@ -7,6 +7,8 @@ its latest message event (appends, replacements, retractions — never anchors).
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import attrs
 
 from memory_core.ports.tape import AnchorKind, EntryKind, EntryRole, EntryStatus
@@ -24,6 +26,7 @@ class MessageEvent:
     content: str
     status: EntryStatus
     kind: EntryKind
+    created_at: datetime | None = None  # when the message was said (aware UTC), if known
 
 
 @attrs.frozen(kw_only=True)

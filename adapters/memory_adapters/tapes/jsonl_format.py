@@ -1,19 +1,22 @@
 """The JSONL tape's line format: one JSON object per line, parsed strictly (docs/tape-format.md).
 
-    {"id":"m-1","session":"s1","order_seq":1,"role":"user","content":"…","status":"sent","kind":"message"}
+    {"id":"m-1","session":"s1","order_seq":1,"role":"user","content":"…","status":"sent","kind":"message",
+     "created_at":"2025-05-01T09:30:00+00:00"}
     {"id":"r-4","session":"s1","kind":"replacement","message_id":"m-1","content":"…","status":"sent"}
     {"id":"x-5","session":"s1","kind":"retraction","message_id":"m-1"}
     {"id":"a-6","session":"s1","kind":"anchor","anchor_kind":"memory/view_assembled",
      "agent_id":"agent-1","message_id":"m-1","payload":{…}}
 
 `kind` tells the line types apart and defaults to "message"; a message's `status`
-defaults to "sent", a replacement's to the message's current status. Unknown keys, wrong
-types and unknown values are errors that name the field.
+defaults to "sent", a replacement's to the message's current status. A message's optional
+`created_at` (ISO-8601 with an offset, stored as UTC; absent when unknown) is when it was
+said. Unknown keys, wrong types and unknown values are errors that name the field.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any, Literal
 
 import attrs
@@ -28,6 +31,7 @@ from memory_adapters.tapes.events import (
 )
 from memory_core.domain.errors import StoreError, ValidationError
 from memory_core.domain.serialization import structure
+from memory_core.domain.temporal import require_utc
 from memory_core.ports.tape import AnchorKind, EntryKind, EntryRole, EntryStatus
 
 __all__ = ["TapeFormatError", "format_event", "parse_line"]
@@ -54,6 +58,7 @@ class _MessageLine:
     content: str
     status: EntryStatus = EntryStatus.SENT
     kind: EntryKind = EntryKind.MESSAGE
+    created_at: datetime | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -107,6 +112,9 @@ def parse_line(text: str, seq: int) -> TapeEvent:
             content=message.content,
             status=message.status,
             kind=message.kind,
+            created_at=None
+            if message.created_at is None
+            else require_utc(message.created_at, "created_at"),
         )
     if kind == "replacement":
         replacement = structure(raw, _ReplacementLine)
@@ -152,6 +160,8 @@ def format_event(event: TapeEvent) -> bytes:
                 "status": event.status.value,
                 "kind": event.kind.value,
             }
+            if event.created_at is not None:
+                line["created_at"] = event.created_at.isoformat()
         case ReplacementEvent():
             line = {
                 "id": event.entry_id,

@@ -15,6 +15,7 @@ import json
 import os
 import threading
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from pathlib import Path
 
 import apsw
@@ -34,6 +35,8 @@ from memory_adapters.tapes.sqlite_connection import (
     translate_errors,
 )
 from memory_adapters.tapes.sqlite_rows import (
+    created_at_column,
+    created_at_value,
     effective_entries,
     project_upsert,
     row_entry,
@@ -102,9 +105,11 @@ class SqliteTape:
         status: EntryStatus | str = EntryStatus.SENT,
         kind: EntryKind | str = EntryKind.MESSAGE,
         message_id: str | None = None,
+        created_at: datetime | None = None,
         project: bool = True,
     ) -> TapeEntry:
         """Append a message with the next order_seq of its session and return it.
+        `created_at` (aware) is when the message was said, if the host knows it.
         `project=False` leaves the projection stale, as a writer unaware of it would."""
         check_session_id(session_id)
         with self._write() as conn:
@@ -122,6 +127,7 @@ class SqliteTape:
                 content=content,
                 status=status,
                 kind=kind,
+                created_at=created_at,
             )
             if scalar(conn, "SELECT COUNT(*) FROM tape_entry WHERE message_id = ?", (entry.id,)):
                 raise ValidationError("message_id", "is already used on this tape")
@@ -154,6 +160,7 @@ class SqliteTape:
                 content=content,
                 status=current.status if status is None else status,
                 kind=current.kind,
+                created_at=current.created_at,
             )
             in_step = project and self._in_step(conn, session_id)
             conn.execute(
@@ -212,6 +219,7 @@ class SqliteTape:
                     content=source.content,
                     status=source.status,
                     kind=source.kind,
+                    created_at=source.created_at,
                 )
                 last_entry_id = self._insert_message(conn, clone)
                 project_upsert(conn, clone, last_entry_id)
@@ -330,6 +338,7 @@ class SqliteTape:
                 content=row[5],
                 status=row[6],
                 kind=row[7],
+                created_at=created_at_value(row[8]),
             )
             for row in rows
             if row[2] is not None
@@ -353,9 +362,10 @@ class SqliteTape:
             )
             conn.execute(
                 "INSERT INTO tape_ingestion_projection"
-                " (session_id, message_id, order_seq, entry_id, role, content, status, kind)"
-                f" SELECT :session, message_id, order_seq, entry_id, role, content, status, kind"
-                f" FROM ({sql.EFFECTIVE})",
+                " (session_id, message_id, order_seq, entry_id, role, content, status, kind,"
+                " created_at)"
+                " SELECT :session, message_id, order_seq, entry_id, role, content, status, kind,"
+                f" created_at FROM ({sql.EFFECTIVE})",
                 {"session": session_id},
             )
             head = scalar(conn, sql.TAPE_HEAD, {"session": session_id})
@@ -404,8 +414,8 @@ class SqliteTape:
     def _insert_message(self, conn: apsw.Connection, entry: TapeEntry) -> int:
         conn.execute(
             "INSERT INTO tape_entry"
-            " (session_id, type, message_id, order_seq, role, content, status, kind)"
-            " VALUES (?, 'message', ?, ?, ?, ?, ?, ?)",
+            " (session_id, type, message_id, order_seq, role, content, status, kind, created_at)"
+            " VALUES (?, 'message', ?, ?, ?, ?, ?, ?, ?)",
             (
                 entry.session_id,
                 entry.id,
@@ -414,6 +424,7 @@ class SqliteTape:
                 entry.content,
                 entry.status.value,
                 entry.kind.value,
+                created_at_column(entry.created_at),
             ),
         )
         return conn.last_insert_rowid()

@@ -47,10 +47,14 @@ def _migrate(conn: apsw.Connection) -> None:
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version == sql.SCHEMA_VERSION:
         return
-    if version != 0:
+    if version > sql.SCHEMA_VERSION:
         raise StoreError(f"tape schema version {version} is newer than this adapter")
     with conn:
-        conn.execute(sql.SCHEMA)
+        if version == 0:
+            conn.execute(sql.SCHEMA)
+        else:
+            for step in range(version, sql.SCHEMA_VERSION):
+                conn.execute(sql.MIGRATIONS[step])
         conn.execute(f"PRAGMA user_version={sql.SCHEMA_VERSION}")
 
 

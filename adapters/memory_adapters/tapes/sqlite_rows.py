@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 import apsw
 
@@ -10,6 +11,8 @@ from memory_adapters.tapes import sqlite_schema as sql
 from memory_core.ports.tape import TapeEntry
 
 __all__ = [
+    "created_at_column",
+    "created_at_value",
     "effective_entries",
     "project_upsert",
     "row_entry",
@@ -25,7 +28,8 @@ def effective_entries(conn: apsw.Connection, session_id: str) -> tuple[TapeEntry
 
 
 def row_entry(session_id: str, row: Sequence[object]) -> TapeEntry:
-    """(message_id, order_seq, role, content, status, kind, …) -> TapeEntry (validated)."""
+    """(message_id, order_seq, role, content, status, kind, entry_id, created_at)
+    -> TapeEntry (validated)."""
     message_id, order_seq, role, content, status, kind = row[:6]
     return TapeEntry(
         id=message_id,  # type: ignore[arg-type]
@@ -35,14 +39,24 @@ def row_entry(session_id: str, row: Sequence[object]) -> TapeEntry:
         content=content,  # type: ignore[arg-type]
         status=status,  # type: ignore[arg-type]
         kind=kind,  # type: ignore[arg-type]
+        created_at=created_at_value(row[7]),
     )
+
+
+def created_at_column(value: datetime | None) -> str | None:
+    """A TapeEntry's `created_at` (already UTC) as stored: ISO-8601, or NULL."""
+    return None if value is None else value.isoformat()
+
+
+def created_at_value(value: object) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)  # type: ignore[arg-type]
 
 
 def project_upsert(conn: apsw.Connection, entry: TapeEntry, entry_id: int) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO tape_ingestion_projection"
-        " (session_id, message_id, order_seq, entry_id, role, content, status, kind)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        " (session_id, message_id, order_seq, entry_id, role, content, status, kind, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             entry.session_id,
             entry.id,
@@ -52,6 +66,7 @@ def project_upsert(conn: apsw.Connection, entry: TapeEntry, entry_id: int) -> No
             entry.content,
             entry.status.value,
             entry.kind.value,
+            created_at_column(entry.created_at),
         ),
     )
 

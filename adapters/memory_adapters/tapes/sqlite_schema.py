@@ -14,6 +14,7 @@ __all__ = [
     "EFFECTIVE_BY_IDS",
     "HEADS",
     "MANIFESTS",
+    "MIGRATIONS",
     "PROJECTION_VERSION",
     "READ_CURRENT_RANGE",
     "SCHEMA",
@@ -21,7 +22,7 @@ __all__ = [
     "TAPE_HEAD",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 # Bumping it makes every stored projection stale, so each session is rebuilt once.
 PROJECTION_VERSION = 1
 
@@ -36,6 +37,7 @@ CREATE TABLE tape_entry (
     content    TEXT,
     status     TEXT CHECK (status IN ('sent', 'error', 'pending')),
     kind       TEXT CHECK (kind IN ('message', 'compaction')),
+    created_at TEXT,  -- when a message was said: ISO-8601 UTC, NULL when unknown
     CHECK (type <> 'message' OR (order_seq IS NOT NULL AND role IS NOT NULL
            AND content IS NOT NULL AND status IS NOT NULL AND kind IS NOT NULL)),
     CHECK (type <> 'replacement' OR (content IS NOT NULL AND status IS NOT NULL))
@@ -66,6 +68,7 @@ CREATE TABLE tape_ingestion_projection (
     content    TEXT NOT NULL,
     status     TEXT NOT NULL,
     kind       TEXT NOT NULL,
+    created_at TEXT,
     PRIMARY KEY (session_id, message_id)
 ) WITHOUT ROWID;
 CREATE INDEX tape_ingestion_projection_order ON tape_ingestion_projection (session_id, order_seq);
@@ -77,6 +80,15 @@ CREATE TABLE tape_ingestion_projection_meta (
 ) WITHOUT ROWID;
 """
 
+# Upgrades: MIGRATIONS[v] takes a version-v schema to v + 1. Version 2 adds `created_at`;
+# older messages keep NULL (unknown), so existing projections stay consistent.
+MIGRATIONS = {
+    1: """
+ALTER TABLE tape_entry ADD COLUMN created_at TEXT;
+ALTER TABLE tape_ingestion_projection ADD COLUMN created_at TEXT;
+""",
+}
+
 # The tape head: every row of tape_entry may change the effective view.
 TAPE_HEAD = "SELECT MAX(entry_id) FROM tape_entry WHERE session_id = :session"
 
@@ -85,7 +97,7 @@ _EFFECTIVE_SELECT = """
 SELECT m.message_id, m.order_seq, m.role,
        COALESCE(r.content, m.content) AS content,
        COALESCE(r.status, m.status) AS status,
-       m.kind, m.entry_id
+       m.kind, m.entry_id, m.created_at
 FROM tape_entry AS m
 LEFT JOIN tape_entry AS r ON r.entry_id = (
     SELECT MAX(e.entry_id) FROM tape_entry AS e
@@ -113,7 +125,7 @@ SELECT ({TAPE_HEAD}) AS tape_head,
 READ_CURRENT_RANGE = f"""
 WITH heads AS ({HEADS})
 SELECT h.tape_head, h.projection_head,
-       p.message_id, p.order_seq, p.role, p.content, p.status, p.kind
+       p.message_id, p.order_seq, p.role, p.content, p.status, p.kind, p.created_at
 FROM heads AS h
 LEFT JOIN tape_ingestion_projection AS p
   ON p.session_id = :session AND p.order_seq > :after AND h.tape_head IS h.projection_head

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from datetime import datetime
 
 import attrs
 
@@ -55,6 +56,7 @@ class _Message:
     content: str
     status: EntryStatus
     kind: EntryKind
+    created_at: datetime | None = None
     retracted: bool = False
 
     def entry(self, session_id: str) -> TapeEntry:
@@ -66,6 +68,7 @@ class _Message:
             content=self.content,
             status=self.status,
             kind=self.kind,
+            created_at=self.created_at,
         )
 
 
@@ -175,6 +178,7 @@ class TapeState:
         status: EntryStatus | str = EntryStatus.SENT,
         kind: EntryKind | str = EntryKind.MESSAGE,
         message_id: str | None = None,
+        created_at: datetime | None = None,
     ) -> MessageEvent:
         check_session_id(session_id)
         if message_id is not None and message_id in self._ids:
@@ -190,6 +194,7 @@ class TapeState:
             content=content,
             status=status,
             kind=kind,
+            created_at=created_at,
         )
         event = MessageEvent(
             seq=seq,
@@ -200,6 +205,7 @@ class TapeState:
             content=entry.content,
             status=entry.status,
             kind=entry.kind,
+            created_at=entry.created_at,
         )
         self.check(event)
         return event
@@ -279,6 +285,7 @@ class TapeState:
                     content=source.content,
                     status=source.status,
                     kind=source.kind,
+                    created_at=source.created_at,
                 )
             )
         return tuple(events)
@@ -318,6 +325,7 @@ class TapeState:
                     content=event.content,
                     status=event.status,
                     kind=event.kind,
+                    created_at=event.created_at,
                 )
                 session.messages[message.id] = message
                 session.last_order_seq = event.order_seq

@@ -3,6 +3,7 @@ forks refuse what would corrupt the tape (R-DOM-4, R-WRITE-3)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -126,3 +127,32 @@ def test_anchor_payload_tuples_come_back_as_json_lists(any_tape: Any, call) -> N
     call(any_tape.append, anchor)
     (record,) = call(any_tape.list_memory_view_manifests_by_agent, "A")
     assert record.payload == {"sourceEntryIds": ["m-1", "m-2"]}
+
+
+def test_created_at_round_trips_through_reads_edits_projection_and_forks(
+    any_tape: Any, call
+) -> None:
+    """R-TIME-1: when a message was said is kept as aware UTC, by every read path."""
+    said = datetime(2025, 6, 2, 11, 30, tzinfo=timezone(timedelta(hours=2)))
+    dated = any_tape.append_message("s", "user", "I moved", created_at=said)
+    undated = any_tape.append_message("s", "assistant", "ok")
+    assert dated.created_at == said and dated.created_at.tzinfo is UTC
+    assert undated.created_at is None
+    edited = any_tape.replace("s", dated.id, "I moved to Lisbon")
+    assert edited.created_at == said  # a replacement keeps when the message was said
+    assert [e.created_at for e in call(any_tape.get_by_session, "s")] == [said, None]
+    found = call(any_tape.read_current_range, "s", 0)
+    assert found.current and [e.created_at for e in found.entries] == [said, None]
+    call(any_tape.rebuild_projection, "s")
+    assert [e.created_at for e in call(any_tape.read_current_range, "s", 0).entries] == [
+        said, None,
+    ]  # fmt: skip
+    clones = any_tape.fork("s", "f", 2)
+    assert [clone.created_at for clone in clones] == [said, None]
+
+
+def test_a_naive_created_at_is_refused_by_name(any_tape: Any) -> None:
+    """R-TIME-1: naive datetimes are rejected, not guessed."""
+    with pytest.raises(ValidationError) as excinfo:
+        any_tape.append_message("s", "user", "hi", created_at=datetime(2025, 6, 2))
+    assert excinfo.value.field == "created_at"

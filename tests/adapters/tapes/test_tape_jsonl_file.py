@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -189,5 +190,37 @@ def test_the_documented_example_file_reads_as_documented(tmp_path: Path, call) -
     with JsonlTape(path) as tape:
         (entry,) = call(tape.get_by_session, "s1")
         assert (entry.id, entry.content) == ("m-1", "I moved to Lisbon in June.")
+        assert entry.created_at == datetime(2025, 6, 2, 9, 30, tzinfo=UTC)
         (record,) = call(tape.list_memory_view_manifests_by_agent, "agent-1")
         assert record.payload == {"selected": ["c1"]}
+
+
+def test_created_at_is_an_optional_iso_field_normalised_to_utc(tmp_path: Path, call) -> None:
+    """R-TIME-1: when a message was said survives the file; lines without it stay valid."""
+    path = tmp_path / "tape.jsonl"
+    path.write_text(
+        '{"id":"m-1","session":"s","order_seq":1,"role":"user","content":"old"}\n'
+        '{"id":"m-2","session":"s","order_seq":2,"role":"user","content":"dated",'
+        '"created_at":"2025-06-02T11:30:00+02:00"}\n',
+        encoding="utf-8",
+    )
+    with JsonlTape(path) as tape:
+        old, dated = call(tape.get_by_session, "s")
+        assert old.created_at is None
+        assert dated.created_at == datetime(2025, 6, 2, 9, 30, tzinfo=UTC)
+        tape.append_message("s", "user", "new", created_at=datetime(2025, 7, 1, tzinfo=UTC))
+    last = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
+    assert last["created_at"] == "2025-07-01T00:00:00+00:00"
+
+
+def test_a_naive_created_at_is_an_error_naming_the_field(tmp_path: Path) -> None:
+    """R-TIME-1: a time without an offset is rejected, never guessed."""
+    path = tmp_path / "tape.jsonl"
+    path.write_text(
+        '{"id":"m-1","session":"s","order_seq":1,"role":"user","content":"x",'
+        '"created_at":"2025-06-02T11:30:00"}\n'
+        '{"id":"m-2","session":"s","order_seq":2,"role":"user","content":"y"}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(TapeFormatError, match="created_at"):
+        JsonlTape(path)

@@ -4,6 +4,7 @@ translation, and cancellation reaching a running statement."""
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from pathlib import Path
 
 import apsw
@@ -48,6 +49,28 @@ def test_a_projection_of_an_older_version_is_stale_until_rebuilt(tmp_path: Path,
         assert not call(tape.read_current_range, "s", 0).current
         call(tape.rebuild_projection, "s")
         assert call(tape.read_current_range, "s", 0).current
+
+
+def test_a_version_1_file_is_upgraded_with_created_at_unknown(tmp_path: Path, call) -> None:
+    """R-STORE-1: schema version 2 adds the nullable `created_at` in place."""
+    path = tmp_path / "tape.sqlite3"
+    with SqliteTape(path) as tape:
+        tape.append_message("s", "user", "before")
+    raw = apsw.Connection(str(path))  # rewind the file to version 1: no created_at columns
+    raw.execute(
+        "ALTER TABLE tape_entry DROP COLUMN created_at;"
+        " ALTER TABLE tape_ingestion_projection DROP COLUMN created_at;"
+        " PRAGMA user_version=1"
+    )
+    raw.close()
+    with SqliteTape(path) as tape:
+        said = datetime(2025, 6, 2, tzinfo=UTC)
+        tape.append_message("s", "user", "after", created_at=said)
+        found = call(tape.read_current_range, "s", 0)
+        assert found.current and [e.created_at for e in found.entries] == [None, said]
+    raw = apsw.Connection(str(path))
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 2
+    raw.close()
 
 
 def test_a_newer_schema_is_refused_rather_than_guessed(tmp_path: Path) -> None:
