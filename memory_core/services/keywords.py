@@ -173,4 +173,3 @@ def coverage_tokens(text: str) -> frozenset[str]:
         else:
             tokens.update(run[i : i + 2] for i in range(len(run) - 1))
     return frozenset(tokens)
-

@@ -92,4 +92,3 @@ def reset_embeddings(conn: apsw.Connection, agent_id: str, claim_ids: Sequence[s
         params,
     )
     return conn.changes()
-
