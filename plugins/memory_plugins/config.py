@@ -27,7 +27,7 @@ import os
 import re
 import tomllib
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -45,6 +45,7 @@ __all__ = [
     "DEFAULT_PLUGINS",
     "MemoryConfig",
     "PluginChoice",
+    "build_from_options",
     "load_config",
     "parse_config",
     "structure_options",
@@ -310,3 +311,12 @@ def _line(path: tuple[str, ...], reason: str) -> str:
 def _suggest(word: str, choices: Any) -> str:
     close = difflib.get_close_matches(word, list(choices), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def build_from_options(make: Callable[[], T], *, family: str) -> T:
+    """Call a plugin's constructor; its ValidationError is re-addressed to the config key it
+    came from (`plugins.<family>.options.<field>`)."""
+    try:
+        return make()
+    except ValidationError as exc:
+        raise ConfigError(f"plugins.{family}.options.{exc.field}: {exc.reason}") from None

@@ -16,7 +16,6 @@ third-party plugin (R-ARCH-3).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TypeVar
 
 import attrs
@@ -28,8 +27,8 @@ from memory_adapters.httpx_providers import (
     resolve_api_key,
 )
 from memory_adapters.local_embedder import HashingEmbedder, MiniLMEmbedder
-from memory_core.domain.errors import ConfigError, ValidationError
-from memory_plugins.config import structure_options
+from memory_core.domain.errors import ConfigError
+from memory_plugins.config import build_from_options, structure_options
 from memory_plugins.context import FactoryContext
 from memory_plugins.hookspecs import RegisterCallback, hookimpl
 
@@ -43,14 +42,6 @@ __all__ = [
 
 FAMILY = "embedding_provider"
 T = TypeVar("T")
-
-
-def _built(make: Callable[[], T]) -> T:
-    """Adapter validation errors, re-addressed to the config key they came from."""
-    try:
-        return make()
-    except ValidationError as exc:
-        raise ConfigError(f"plugins.{FAMILY}.options.{exc.field}: {exc.reason}") from None
 
 
 # --- HTTP embedders -----------------------------------------------------------------------
@@ -82,7 +73,7 @@ class OllamaEmbedderOptions:
 
 def _make_openai_compatible(context: FactoryContext) -> OpenAICompatibleEmbedder:
     options = structure_options(context.options, OpenAICompatibleEmbedderOptions, family=FAMILY)
-    return _built(
+    return build_from_options(
         lambda: OpenAICompatibleEmbedder(
             base_url=options.base_url,
             model=options.model,
@@ -90,13 +81,14 @@ def _make_openai_compatible(context: FactoryContext) -> OpenAICompatibleEmbedder
             dimensions=options.dimensions,
             timeout_cap=options.timeout_seconds,
             max_connections=options.max_connections,
-        )
+        ),
+        family=FAMILY,
     )
 
 
 def _make_ollama(context: FactoryContext) -> OllamaEmbedder:
     options = structure_options(context.options, OllamaEmbedderOptions, family=FAMILY)
-    return _built(
+    return build_from_options(
         lambda: OllamaEmbedder(
             base_url=options.base_url,
             model=options.model,
@@ -104,7 +96,8 @@ def _make_ollama(context: FactoryContext) -> OllamaEmbedder:
             dimensions=options.dimensions,
             timeout_cap=options.timeout_seconds,
             max_connections=options.max_connections,
-        )
+        ),
+        family=FAMILY,
     )
 
 
@@ -133,7 +126,7 @@ def _make_local_minilm(context: FactoryContext) -> MiniLMEmbedder:
 
 def _make_hashing(context: FactoryContext) -> HashingEmbedder:
     options = structure_options(context.options, HashingEmbedderOptions, family=FAMILY)
-    return _built(lambda: HashingEmbedder(dimensions=options.dimensions))
+    return build_from_options(lambda: HashingEmbedder(dimensions=options.dimensions), family=FAMILY)
 
 
 # --- registration ---------------------------------------------------------------------------

@@ -11,7 +11,6 @@ Registered through the `agent_memory` entry-point group like any third-party plu
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Literal, TypeVar
 
 import attrs
@@ -22,8 +21,7 @@ from memory_adapters.httpx_providers import (
     OpenAICompatibleTextProvider,
     resolve_api_key,
 )
-from memory_core.domain.errors import ConfigError, ValidationError
-from memory_plugins.config import structure_options
+from memory_plugins.config import build_from_options, structure_options
 from memory_plugins.context import FactoryContext
 from memory_plugins.hookspecs import RegisterCallback, hookimpl
 
@@ -35,14 +33,6 @@ __all__ = [
 
 FAMILY = "text_provider"
 T = TypeVar("T")
-
-
-def _built(make: Callable[[], T]) -> T:
-    """Adapter validation errors, re-addressed to the config key they came from."""
-    try:
-        return make()
-    except ValidationError as exc:
-        raise ConfigError(f"plugins.{FAMILY}.options.{exc.field}: {exc.reason}") from None
 
 
 @attrs.frozen(kw_only=True)
@@ -72,7 +62,7 @@ class OllamaTextOptions:
 
 def _make_openai_compatible(context: FactoryContext) -> OpenAICompatibleTextProvider:
     options = structure_options(context.options, OpenAICompatibleTextOptions, family=FAMILY)
-    return _built(
+    return build_from_options(
         lambda: OpenAICompatibleTextProvider(
             base_url=options.base_url,
             model=options.model,
@@ -80,20 +70,22 @@ def _make_openai_compatible(context: FactoryContext) -> OpenAICompatibleTextProv
             json_mode=options.json_mode,
             timeout_cap=options.timeout_seconds,
             max_connections=options.max_connections,
-        )
+        ),
+        family=FAMILY,
     )
 
 
 def _make_ollama(context: FactoryContext) -> OllamaTextProvider:
     options = structure_options(context.options, OllamaTextOptions, family=FAMILY)
-    return _built(
+    return build_from_options(
         lambda: OllamaTextProvider(
             base_url=options.base_url,
             model=options.model,
             api_key=resolve_api_key(options.api_key, options.api_key_env),
             timeout_cap=options.timeout_seconds,
             max_connections=options.max_connections,
-        )
+        ),
+        family=FAMILY,
     )
 
 
