@@ -48,7 +48,7 @@ class EmbeddingServer:
                 server.requests += 1
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 if server.mode == "slow":
-                    time.sleep(3.0)
+                    time.sleep(8.0)
                 if server.mode == "error":
                     self.send_response(500)
                     self.end_headers()
@@ -106,9 +106,10 @@ def test_an_embedding_outage_degrades_to_fts_and_recovers_after_the_breaker(
             contribution = await session.prepare_turn(f"m{turn}", "Who is my dentist?")
             outcomes.append((time.monotonic() - started, contribution))
         for elapsed, contribution in outcomes:
-            # The 3 s server never holds a turn past the query deadline (0.8 s, then the
-            # relaxed 2 s after a miss), let alone the turn's 4 s soft deadline.
-            assert elapsed < 2.9
+            # An 8 s server never holds a turn past its 4 s soft deadline (the embedding
+            # deadline, 0.8 s then the relaxed 2 s, ends the call far sooner). The margin is
+            # wide on purpose: this checks the deadline holds, not how fast the machine is.
+            assert elapsed < 4.0
             assert "Dr. Okafor" in (contribution.text or "")
         degradations = [set(c.manifest.degradations) for _, c in outcomes]
         expected = (
