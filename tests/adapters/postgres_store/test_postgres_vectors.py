@@ -89,7 +89,7 @@ def test_a_call_blocked_past_its_deadline_is_stopped_by_the_server(
                 started = time.monotonic()
                 with pytest.raises(DeadlineExceeded):
                     await store.upsert("agent-1", IDENTITY, _vectors(1, 3), **_calls(real, 0.3))
-                assert time.monotonic() - started < 3.0
+                assert time.monotonic() - started < 10  # the lock is never released
             finally:
                 holder.rollback()
                 holder.close()
@@ -123,7 +123,7 @@ def test_cancelling_the_token_interrupts_a_waiting_statement(
                         deadline=Deadline.after(clock, 60.0),
                         cancel=token,
                     )
-                assert time.monotonic() - started < 3.0
+                assert time.monotonic() - started < 10  # the lock is never released
             finally:
                 holder.rollback()
                 holder.close()
