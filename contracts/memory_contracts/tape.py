@@ -51,7 +51,7 @@ from memory_core.ports.tape import (
     TapeInspectionReader,
     TapeRawEntryReader,
 )
-from memory_core.services.fork_cursor import fork_selection
+from memory_core.services.write.fork_cursor import fork_selection
 
 __all__ = ["PORT_CAPABILITIES", "TapeContract", "TapeHarness"]
 

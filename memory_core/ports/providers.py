@@ -1,8 +1,9 @@
 """Provider ports: embedding and text generation, always under a deadline and a token.
 
-The gateway (`memory_core.services.gateway`) wraps these with adaptive deadlines, capacity
-limits and the circuit breaker; adapters only translate one call into one request (plus a
-safe retry). The contract suites in `memory_contracts.providers` check what is promised here.
+The gateway (`memory_core.services.providers.gateway.service`) wraps these with adaptive
+deadlines, capacity limits and the circuit breaker; adapters only translate one call into
+one request (plus a safe retry). The contract suites in `memory_contracts.providers` check
+what is promised here.
 """
 
 from __future__ import annotations

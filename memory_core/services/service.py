@@ -35,18 +35,18 @@ from memory_core.ports.claims import (
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.scheduler import TaskHandle, TaskScheduler
 from memory_core.ports.tape import TapeAnchorWriter
-from memory_core.services.fences import WriteCoordinator
-from memory_core.services.gateway import ProviderGateway
-from memory_core.services.ingestion import IngestionRuntime, IngestionServices
-from memory_core.services.ingestion_types import SessionKind
-from memory_core.services.retrieval import (
+from memory_core.services.providers.gateway.service import ProviderGateway
+from memory_core.services.read.retrieval.service import (
     RetrievalPurpose,
     RetrievalRequest,
     RetrievalResult,
     RetrievalService,
 )
-from memory_core.services.runtime import MemoryRuntime
-from memory_core.services.vector_index import VectorIndex
+from memory_core.services.read.runtime import MemoryRuntime
+from memory_core.services.vectors.index import VectorIndex
+from memory_core.services.write.fences import WriteCoordinator
+from memory_core.services.write.ingestion.service import IngestionRuntime, IngestionServices
+from memory_core.services.write.ingestion.types import SessionKind
 from memory_core.settings import MemorySettings
 
 __all__ = ["ForgetResult", "MemoryService", "RememberResult", "RememberStatus"]

@@ -25,10 +25,10 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import Any, TypeVar
 
 from memory_core.domain.claims import Claim
-from memory_core.services.ingestion_types import SessionKind, TurnOutcome, TurnStatus
-from memory_core.services.retrieval import RetrievalResult
-from memory_core.services.runtime import MemoryRuntime, TurnContribution, place
+from memory_core.services.read.retrieval.service import RetrievalResult
+from memory_core.services.read.runtime import MemoryRuntime, TurnContribution, place
 from memory_core.services.service import ForgetResult, MemoryService, RememberResult
+from memory_core.services.write.ingestion.types import SessionKind, TurnOutcome, TurnStatus
 from memory_plugins.bootstrap import open_memory
 from memory_plugins.config import MemoryConfig
 from memory_plugins.registry import PluginRegistry

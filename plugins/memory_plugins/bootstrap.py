@@ -24,14 +24,14 @@ from memory_adapters.provider_guard import GuardedEmbeddingProvider, GuardedText
 from memory_core.domain.errors import ConfigError
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.tape import IngestionProjection, TapeAnchorWriter, TapeRawEntryReader
-from memory_core.services.decision import DecisionService
-from memory_core.services.decision_neighbours import RetrievalNeighbours
-from memory_core.services.fences import AgentLocks, WriteCoordinator
-from memory_core.services.gateway import ProviderGateway
-from memory_core.services.ingestion import IngestionServices
-from memory_core.services.retrieval import RetrievalService
+from memory_core.services.providers.gateway.service import ProviderGateway
+from memory_core.services.read.retrieval.service import RetrievalService
 from memory_core.services.service import MemoryService
-from memory_core.services.vector_index import VectorIndex
+from memory_core.services.vectors.index import VectorIndex
+from memory_core.services.write.decision.neighbours import RetrievalNeighbours
+from memory_core.services.write.decision.service import DecisionService
+from memory_core.services.write.fences import AgentLocks, WriteCoordinator
+from memory_core.services.write.ingestion.service import IngestionServices
 from memory_plugins.config import MemoryConfig, PluginChoice, load_config
 from memory_plugins.context import FactoryContext
 from memory_plugins.loader import load_plugins

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from memory_core.ports.tape import EntryRole
-from memory_core.services.chunking import Chunk, ChunkPart
-from memory_core.services.ingestion import _said_at
+from memory_core.services.write.chunking import Chunk, ChunkPart
+from memory_core.services.write.ingestion.service import _said_at
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 

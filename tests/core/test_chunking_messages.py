@@ -7,7 +7,7 @@ import pytest
 from memory_core.domain.errors import ValidationError
 from memory_core.domain.tokens import estimate_tokens
 from memory_core.ports.tape import EntryKind, EntryRole, EntryStatus, TapeEntry
-from memory_core.services.chunking import ChunkLimits, chunk_messages
+from memory_core.services.write.chunking import ChunkLimits, chunk_messages
 from memory_core.settings import MemorySettings
 
 SMALL = ChunkLimits(max_tokens=100, max_code_points=120)

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from memory_core.domain.tokens import estimate_tokens
 from memory_core.ports.tape import EntryKind, EntryRole, EntryStatus, TapeEntry
-from memory_core.services.chunking import ChunkLimits, chunk_messages, is_extractable
+from memory_core.services.write.chunking import ChunkLimits, chunk_messages, is_extractable
 
 # Latin, CJK (1.5 tokens each), whitespace, a combining mark and a joiner: all the cases the
 # splitter treats differently.

@@ -15,7 +15,7 @@ from memory_core.domain.directives import Directive
 from memory_core.domain.errors import ValidationError
 from memory_core.domain.manifest import Degradation, DroppedItem, DropReason
 from memory_core.domain.tokens import estimate_tokens
-from memory_core.services.contribution import (
+from memory_core.services.read.contribution import (
     CHARS_PER_TOKEN_CEILING,
     DIRECTIVE_NOTICE,
     MEMORY_NOTICE,
@@ -24,8 +24,8 @@ from memory_core.services.contribution import (
     assemble,
     order_directives,
 )
-from memory_core.services.sanitizer import ZWSP, find_control_sequences
-from memory_core.services.scoring import Candidate, rank_candidates
+from memory_core.services.read.sanitizer import ZWSP, find_control_sequences
+from memory_core.services.read.scoring import Candidate, rank_candidates
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 OPEN = '<context-data kind="memory">'
@@ -399,7 +399,7 @@ def test_if_budgeting_undercounts_memory_is_shed_before_directives(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """R-READ-5: the hard ceiling is enforced on the text itself, shedding memory lines first."""
-    import memory_core.services.contribution as module
+    import memory_core.services.read.contribution as module
 
     # Pretend the notice and joiners cost nothing: the lanes then overfill by their size.
     monkeypatch.setattr(module, "_OVERHEAD", 0)

@@ -14,7 +14,7 @@ from memory_core.domain.temporal import (
     TemporalMetadata,
 )
 from memory_core.ports.extraction import CandidateClaim, RejectionReason
-from memory_core.services.decision_candidates import (
+from memory_core.services.write.decision.candidates import (
     WriteContext,
     prepare_candidates,
     reconcile_equivalent,

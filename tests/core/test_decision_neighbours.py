@@ -27,12 +27,16 @@ from memory_core.domain.scope import Scope, ScopeFilter
 from memory_core.domain.temporal import Interval, TemporalMetadata
 from memory_core.domain.temporal_policy import TemporalMode, assess
 from memory_core.ports.extraction import CandidateClaim, ExtractionResult
-from memory_core.services.decision import DecisionService, NeighbourFinder, WriteContext
-from memory_core.services.decision_neighbours import RetrievalNeighbours
-from memory_core.services.gateway import ProviderGateway
-from memory_core.services.keywords import search_terms
-from memory_core.services.retrieval import RetrievalService
-from memory_core.services.vector_index import VectorIndex
+from memory_core.services.providers.gateway.service import ProviderGateway
+from memory_core.services.read.keywords import search_terms
+from memory_core.services.read.retrieval.service import RetrievalService
+from memory_core.services.vectors.index import VectorIndex
+from memory_core.services.write.decision.neighbours import RetrievalNeighbours
+from memory_core.services.write.decision.service import (
+    DecisionService,
+    NeighbourFinder,
+    WriteContext,
+)
 
 A, B = "agent-a", "agent-b"
 SESSION = Scope.session("s1")

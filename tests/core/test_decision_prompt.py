@@ -7,7 +7,7 @@ import json
 import pytest
 
 from memory_core.domain.tokens import estimate_tokens
-from memory_core.services.decision_prompt import (
+from memory_core.services.write.decision.prompt import (
     MAX_CANDIDATES_PER_PROMPT,
     Decision,
     DecisionAction,

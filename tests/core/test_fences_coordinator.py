@@ -6,7 +6,7 @@ import asyncio
 
 from memory_adapters.asyncio_scheduler import AsyncioScheduler
 from memory_core.ports.scheduler import AsyncLock, TaskHandle, TaskScheduler
-from memory_core.services.fences import WriteCoordinator
+from memory_core.services.write.fences import WriteCoordinator
 
 
 def test_asyncio_scheduler_satisfies_the_port() -> None:

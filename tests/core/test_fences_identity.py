@@ -8,7 +8,7 @@ import pytest
 
 from memory_adapters.asyncio_scheduler import AsyncioScheduler
 from memory_core.domain.errors import FencedError
-from memory_core.services.fences import (
+from memory_core.services.write.fences import (
     AgentFences,
     SessionEpochs,
     WriteCoordinator,

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from memory_core.domain.errors import ValidationError
 from memory_core.ports.tape import EntryKind, EntryRole, EntryStatus, TapeEntry
-from memory_core.services.fork_cursor import (
+from memory_core.services.write.fork_cursor import (
     fork_selection,
     is_cloned_by_fork,
     map_fork_cursor,

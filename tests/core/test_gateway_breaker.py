@@ -11,8 +11,12 @@ from memory_contracts.fakes import ManualClock
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.errors import ProviderUnavailable
 from memory_core.ports.providers import ChatMessage, TextRequest
-from memory_core.services.breaker import BreakerState, CircuitBreakers
-from memory_core.services.gateway import CapacityLimits, ProviderGateway, QueryDegradation
+from memory_core.services.providers.breaker import BreakerState, CircuitBreakers
+from memory_core.services.providers.gateway.service import (
+    CapacityLimits,
+    ProviderGateway,
+    QueryDegradation,
+)
 
 ID = "openai-compatible:bge-small"
 

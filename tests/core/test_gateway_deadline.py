@@ -12,8 +12,8 @@ from memory_contracts.fake_providers import FakeEmbeddingProvider, clock_step
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.errors import ValidationError
-from memory_core.services.deadline import AdaptiveDeadlines
-from memory_core.services.gateway import ProviderGateway, QueryDegradation
+from memory_core.services.providers.deadline import AdaptiveDeadlines
+from memory_core.services.providers.gateway.service import ProviderGateway, QueryDegradation
 from memory_core.settings import MemorySettings
 
 KEY = ("openai-compatible", "bge-small")

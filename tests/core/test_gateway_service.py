@@ -19,7 +19,7 @@ from memory_core.domain.errors import (
     ValidationError,
 )
 from memory_core.ports.providers import ChatMessage, EmbeddingPurpose, TextRequest
-from memory_core.services.gateway import (
+from memory_core.services.providers.gateway.service import (
     CapacityLimits,
     ProviderGateway,
     PurposeTimeouts,

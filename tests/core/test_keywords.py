@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_core.services.keywords import (
+from memory_core.services.read.keywords import (
     ENGLISH_STOPWORDS,
     MAX_CANDIDATES,
     MAX_TERMS,

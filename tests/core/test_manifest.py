@@ -23,8 +23,8 @@ from memory_core.domain.manifest import (
     StageTimings,
 )
 from memory_core.domain.provenance import query_hash
-from memory_core.services.contribution import ContributionRequest, RecalledMemory, assemble
-from memory_core.services.scoring import Candidate, filter_suppressed, rank_candidates
+from memory_core.services.read.contribution import ContributionRequest, RecalledMemory, assemble
+from memory_core.services.read.scoring import Candidate, filter_suppressed, rank_candidates
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 MARKER = "PLAINTEXT-MARKER-5e1d"

@@ -12,7 +12,7 @@ from memory_core.domain.scope import Scope
 from memory_core.domain.temporal import Interval, Precision, TemporalKind, TemporalMetadata
 from memory_core.domain.temporal_policy import TemporalStatus, WorkingSection
 from memory_core.domain.tokens import estimate_tokens
-from memory_core.services.projections import project_working
+from memory_core.services.read.projections import project_working
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 DAY = timedelta(days=1)

@@ -18,14 +18,14 @@ from memory_core.domain.manifest import Degradation, DropReason
 from memory_core.domain.scope import Scope, ScopeContext
 from memory_core.domain.temporal import Interval, TemporalMetadata
 from memory_core.ports.providers import EmbeddingPurpose
-from memory_core.services.gateway import ProviderGateway
-from memory_core.services.retrieval import (
+from memory_core.services.providers.gateway.service import ProviderGateway
+from memory_core.services.read.retrieval.service import (
     RetrievalOutcome,
     RetrievalPurpose,
     RetrievalRequest,
     RetrievalService,
 )
-from memory_core.services.vector_index import VectorIndex
+from memory_core.services.vectors.index import VectorIndex
 from memory_core.settings import MemorySettings
 
 A, B = "agent-a", "agent-b"
@@ -281,7 +281,7 @@ def test_warm_up_and_an_embedding_pass_never_interleave() -> None:
     in between would have its fresh vectors deleted as orphans. The per-agent lock keeps the
     two apart, so every ready claim keeps its vector."""
     from memory_adapters.asyncio_scheduler import AsyncioScheduler
-    from memory_core.services.fences import AgentLocks
+    from memory_core.services.write.fences import AgentLocks
 
     world = World(embedder=TableEmbedder({"sushi": 0}))
     for i in range(3):

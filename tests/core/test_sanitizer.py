@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_core.services.sanitizer import (
+from memory_core.services.read.sanitizer import (
     ZWSP,
     find_control_sequences,
     sanitize,

@@ -15,7 +15,7 @@ from memory_core.domain.errors import ConfigError
 from memory_core.domain.manifest import CandidateSource, DropReason
 from memory_core.domain.temporal import Interval, Precision, TemporalKind, TemporalMetadata
 from memory_core.domain.temporal_policy import TemporalMode, TemporalStatus
-from memory_core.services.scoring import (
+from memory_core.services.read.scoring import (
     Candidate,
     ScoringPolicy,
     candidates_from_lists,

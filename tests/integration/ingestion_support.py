@@ -24,9 +24,9 @@ from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.claims import Claim
 from memory_core.domain.secrets import PatternSecretPolicy
 from memory_core.ports.extraction import ExtractionRequest, ExtractionResult, Extractor
-from memory_core.services.decision import DecisionService
-from memory_core.services.fences import WriteCoordinator
-from memory_core.services.ingestion import (
+from memory_core.services.write.decision.service import DecisionService
+from memory_core.services.write.fences import WriteCoordinator
+from memory_core.services.write.ingestion.service import (
     IngestionPolicy,
     IngestionReport,
     IngestionRuntime,

@@ -20,8 +20,8 @@ from memory_adapters.tapes import InMemoryTape
 from memory_contracts.fake_providers import ScriptedTextProvider
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.scope import Scope
-from memory_core.services.ingestion_types import TurnOutcome, TurnStatus
 from memory_core.services.service import MemoryService
+from memory_core.services.write.ingestion.types import TurnOutcome, TurnStatus
 from memory_plugins import hookimpl
 from memory_plugins.bootstrap import open_memory
 from memory_plugins.config import MemoryConfig, PluginChoice

@@ -12,7 +12,7 @@ from ingestion_support import REPLY, Harness, RecordingExtractor, make_harness
 from memory_adapters.extractors import RulesExtractor
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.ports.tape import EntryRole
-from memory_core.services.ingestion import (
+from memory_core.services.write.ingestion.service import (
     IngestionOutcome,
     IngestionPolicy,
     SessionKind,

@@ -22,8 +22,8 @@ from memory_core.domain.scope import Scope
 from memory_core.domain.secrets import PatternSecretPolicy
 from memory_core.ports.claims import DerivationKind
 from memory_core.ports.extraction import CandidateClaim, DirectiveSuggestion, ExtractionResult
-from memory_core.services.decision import DecisionService, WriteContext, WriteReport
-from memory_core.services.gateway import ProviderGateway
+from memory_core.services.providers.gateway.service import ProviderGateway
+from memory_core.services.write.decision.service import DecisionService, WriteContext, WriteReport
 
 AGENT = "agent-1"
 NOW = datetime(2026, 3, 10, 12, tzinfo=UTC)

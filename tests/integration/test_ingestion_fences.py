@@ -10,7 +10,7 @@ import pytest
 from ingestion_support import AGENT, GatedExtractor, Harness, make_harness
 
 from memory_adapters.extractors import RulesExtractor
-from memory_core.services.ingestion import IngestionOutcome, TurnOutcome, TurnStatus
+from memory_core.services.write.ingestion.service import IngestionOutcome, TurnOutcome, TurnStatus
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from ingestion_support import AGENT, Harness, make_harness
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.errors import StoreError
 from memory_core.ports.tape import Anchor
-from memory_core.services.ingestion import IngestionOutcome, IngestionRuntime
+from memory_core.services.write.ingestion.service import IngestionOutcome, IngestionRuntime
 
 
 class BrokenAnchors:

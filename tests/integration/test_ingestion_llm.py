@@ -12,7 +12,7 @@ from ingestion_support import Harness, make_harness
 
 from memory_adapters.extractors import LLMExtractor
 from memory_contracts.fake_providers import STALL, ScriptedTextProvider, clock_step
-from memory_core.services.ingestion import (
+from memory_core.services.write.ingestion.service import (
     IngestionOutcome,
     IngestionPolicy,
     TurnOutcome,

@@ -13,8 +13,8 @@ from memory_adapters.tapes.memory import InMemoryTape
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.errors import StoreError
 from memory_core.ports.tape import ProjectionRange
-from memory_core.services.chunking import ChunkLimits
-from memory_core.services.ingestion import IngestionOutcome, IngestionPolicy
+from memory_core.services.write.chunking import ChunkLimits
+from memory_core.services.write.ingestion.service import IngestionOutcome, IngestionPolicy
 
 
 class BrokenProjectionTape(InMemoryTape):

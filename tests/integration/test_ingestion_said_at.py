@@ -13,7 +13,7 @@ from memory_world import make_memory
 
 from memory_adapters.tapes import JsonlTape
 from memory_contracts.fakes import ManualClock
-from memory_core.services.ingestion_types import TurnOutcome, TurnStatus
+from memory_core.services.write.ingestion.types import TurnOutcome, TurnStatus
 
 A = "agent-a"
 SETTLED = TurnOutcome(status=TurnStatus.COMPLETED, had_tool_use=True)

@@ -17,7 +17,7 @@ from memory_core.domain.directives import DirectiveKind, DirectiveStatus
 from memory_core.domain.scope import ScopeFilter
 from memory_core.domain.temporal_policy import TemporalStatus, assess
 from memory_core.ports.claims import DerivationKind
-from memory_core.services.ingestion import IngestionOutcome, IngestionReport
+from memory_core.services.write.ingestion.service import IngestionOutcome, IngestionReport
 
 API_KEY = "sk-proj-Zq8xV3nL5tR7wY9aB2cD4eF6gH8jK0mN1pQ3"
 TURNS = (

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.services.runtime import ContributionOutcome
+from memory_core.services.read.runtime import ContributionOutcome
 from memory_plugins.api import (
     SyncMemory,
     TurnOutcome,

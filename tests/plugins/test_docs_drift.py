@@ -29,7 +29,7 @@ import pytest
 
 import memory_core.ports
 import memory_plugins.builtin
-from memory_core.services.contribution import DIRECTIVE_NOTICE, MEMORY_NOTICE
+from memory_core.services.read.contribution import DIRECTIVE_NOTICE, MEMORY_NOTICE
 from memory_core.settings import MemorySettings
 from memory_plugins import hookimpl, hookspecs
 from memory_plugins.cli.main import build_parser

@@ -57,7 +57,7 @@ from memory_core.ports.tape import (
     SourceMessage,
     TapeEntry,
 )
-from memory_core.services.fork_cursor import fork_selection
+from memory_core.services.write.fork_cursor import fork_selection
 
 __all__ = ["SqliteTape"]
 

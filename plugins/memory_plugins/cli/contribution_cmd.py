@@ -20,7 +20,7 @@ import attrs
 from memory_core.domain.errors import NotFound
 from memory_core.domain.manifest import SelectionManifest, StageTimings
 from memory_core.domain.serialization import unstructure
-from memory_core.services.retrieval import RetrievalDiagnostics
+from memory_core.services.read.retrieval.service import RetrievalDiagnostics
 from memory_core.services.service import MemoryService
 from memory_plugins.api import open_memory_async
 from memory_plugins.cli.context import CommandContext

@@ -37,8 +37,8 @@ from memory_core.ports.tape import (
     ProjectionRange,
     TapeEntry,
 )
-from memory_core.services.ingestion_types import TurnOutcome, TurnStatus
 from memory_core.services.service import MemoryService
+from memory_core.services.write.ingestion.types import TurnOutcome, TurnStatus
 from memory_plugins.api import open_memory_async
 from memory_plugins.cli.context import CommandContext
 from memory_plugins.cli.output import Output

@@ -15,8 +15,8 @@ from typing import Any
 import attrs
 
 from memory_core.domain.serialization import unstructure
-from memory_core.services.retrieval import RetrievalDiagnostics, RetrievalResult
-from memory_core.services.scoring import ScoredItem
+from memory_core.services.read.retrieval.service import RetrievalDiagnostics, RetrievalResult
+from memory_core.services.read.scoring import ScoredItem
 from memory_plugins.api import open_memory_async
 from memory_plugins.cli.context import CommandContext
 from memory_plugins.cli.output import Output

@@ -37,10 +37,10 @@ from memory_core.domain.scope import Scope
 from memory_core.domain.temporal import ATEMPORAL, Interval, TemporalMetadata
 from memory_core.domain.tokens import estimate_tokens
 from memory_core.ports.claims import InsertStatus
-from memory_core.services.ingestion_types import SessionKind
-from memory_core.services.runtime import ContributionOutcome, MemoryRuntime, TurnContribution
-from memory_core.services.sanitizer import sanitize
+from memory_core.services.read.runtime import ContributionOutcome, MemoryRuntime, TurnContribution
+from memory_core.services.read.sanitizer import sanitize
 from memory_core.services.service import RememberStatus
+from memory_core.services.write.ingestion.types import SessionKind
 from memory_core.settings import MemorySettings
 from memory_plugins.config import MemoryConfig
 from memory_plugins.eval.behaviour_format import (

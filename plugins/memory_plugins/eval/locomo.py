@@ -29,7 +29,7 @@ import attrs
 from memory_core.domain.claims import ClaimDraft, ClaimKind, ClaimSource, WriteOrigin
 from memory_core.domain.errors import ValidationError
 from memory_core.domain.tokens import estimate_tokens
-from memory_core.services.scoring import ScoringPolicy
+from memory_core.services.read.scoring import ScoringPolicy
 from memory_plugins.config import MemoryConfig
 from memory_plugins.eval.harness import (
     DEFAULT_EMBEDDER,

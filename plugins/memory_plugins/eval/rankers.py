@@ -23,9 +23,13 @@ from enum import StrEnum
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.scope import ScopeFilter
-from memory_core.services.keywords import search_terms
-from memory_core.services.retrieval import RetrievalPurpose, RetrievalRequest, RetrievalService
-from memory_core.services.scoring import ScoringPolicy
+from memory_core.services.read.keywords import search_terms
+from memory_core.services.read.retrieval.service import (
+    RetrievalPurpose,
+    RetrievalRequest,
+    RetrievalService,
+)
+from memory_core.services.read.scoring import ScoringPolicy
 from memory_plugins.eval.harness import EvalMemory
 
 __all__ = ["MAX_DEPTH", "RankMode", "Rankers"]

@@ -25,7 +25,7 @@ import attrs
 
 from memory_core.domain.claims import ClaimDraft, ClaimKind, ClaimSource, WriteOrigin
 from memory_core.domain.errors import ValidationError
-from memory_core.services.scoring import ScoringPolicy
+from memory_core.services.read.scoring import ScoringPolicy
 from memory_plugins.config import MemoryConfig
 from memory_plugins.eval.fixture_io import (
     FixtureError,

@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from memory_core.domain.errors import ConfigError
-from memory_core.services.scoring import ScoringPolicy
+from memory_core.services.read.scoring import ScoringPolicy
 from memory_core.settings import MemorySettings
 
 __all__ = ["Gate", "mean", "policy_document", "scoring_policy"]

@@ -43,12 +43,13 @@ from memory_core.domain.temporal import Precision, TemporalMetadata
 from memory_core.domain.temporal_policy import TemporalMode, assess
 from memory_core.ports.claims import ClaimStore, InsertOutcome, InsertStatus
 from memory_core.ports.extraction import DirectiveSuggestion, ExtractionResult, RejectionReason
-from memory_core.services.decision_candidates import (
+from memory_core.services.providers.gateway.service import ProviderGateway, TextPurpose
+from memory_core.services.write.decision.candidates import (
     WriteContext,
     prepare_candidates,
     reconcile_merged,
 )
-from memory_core.services.decision_prompt import (
+from memory_core.services.write.decision.prompt import (
     MAX_CANDIDATES_PER_PROMPT,
     Decision,
     DecisionAction,
@@ -58,7 +59,6 @@ from memory_core.services.decision_prompt import (
     fit_items,
     parse_decisions,
 )
-from memory_core.services.gateway import ProviderGateway, TextPurpose
 from memory_core.settings import MemorySettings
 
 __all__ = [

@@ -42,17 +42,17 @@ from memory_core.domain.temporal_policy import TemporalMode, assess
 from memory_core.ports.claims import ClaimStore, MatchMode
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.vectors import ReadyCertificate, VectorHit, VectorStoreCold
-from memory_core.services.gateway import ProviderGateway, QueryDegradation
-from memory_core.services.keywords import search_terms
-from memory_core.services.lexical_rank import lexical_ranks
-from memory_core.services.retrieval_types import (
+from memory_core.services.providers.gateway.service import ProviderGateway, QueryDegradation
+from memory_core.services.read.keywords import search_terms
+from memory_core.services.read.lexical_rank import lexical_ranks
+from memory_core.services.read.retrieval.types import (
     RetrievalDiagnostics,
     RetrievalOutcome,
     RetrievalPurpose,
     RetrievalRequest,
     RetrievalResult,
 )
-from memory_core.services.scoring import (
+from memory_core.services.read.scoring import (
     Candidate,
     ScoredItem,
     ScoringPolicy,
@@ -60,7 +60,7 @@ from memory_core.services.scoring import (
     filter_suppressed,
     rank_candidates,
 )
-from memory_core.services.vector_index import VectorIndex
+from memory_core.services.vectors.index import VectorIndex
 from memory_core.settings import MemorySettings
 
 __all__ = [

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from memory_core.domain.claims import Claim
-from memory_core.services.keywords import coverage_tokens
+from memory_core.services.read.keywords import coverage_tokens
 
 __all__ = ["lexical_ranks"]
 

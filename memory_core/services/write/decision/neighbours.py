@@ -30,7 +30,7 @@ from memory_core.domain.errors import (
     ValidationError,
 )
 from memory_core.domain.scope import Scope, ScopeFilter
-from memory_core.services.retrieval import (
+from memory_core.services.read.retrieval.service import (
     RetrievalOutcome,
     RetrievalPurpose,
     RetrievalRequest,

@@ -41,16 +41,16 @@ from memory_core.ports.claims import ClaimStore
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.scheduler import TaskScheduler
 from memory_core.ports.tape import Anchor, AnchorKind, TapeAnchorWriter
-from memory_core.services.contribution import ContributionRequest, RecalledMemory, assemble
-from memory_core.services.ingestion import IngestionRuntime
-from memory_core.services.ingestion_types import IngestionReport, SessionKind, TurnOutcome
-from memory_core.services.projections import project_working
-from memory_core.services.retrieval import (
+from memory_core.services.read.contribution import ContributionRequest, RecalledMemory, assemble
+from memory_core.services.read.projections import project_working
+from memory_core.services.read.retrieval.service import (
     RetrievalDiagnostics,
     RetrievalPurpose,
     RetrievalRequest,
     RetrievalService,
 )
+from memory_core.services.write.ingestion.service import IngestionRuntime
+from memory_core.services.write.ingestion.types import IngestionReport, SessionKind, TurnOutcome
 from memory_core.settings import MemorySettings
 
 __all__ = ["ContributionOutcome", "MemoryRuntime", "TurnContribution", "place"]

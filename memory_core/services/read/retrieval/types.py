@@ -10,7 +10,7 @@ from memory_core.domain.errors import ValidationError
 from memory_core.domain.manifest import Degradation, DroppedItem, StageTimings
 from memory_core.domain.scope import ScopeContext, ScopeFilter, validate_agent_id
 from memory_core.domain.temporal_policy import TemporalMode
-from memory_core.services.scoring import ScoredItem
+from memory_core.services.read.scoring import ScoredItem
 
 __all__ = [
     "RetrievalDiagnostics",

@@ -52,8 +52,8 @@ from memory_core.domain.manifest import (
     SelectionManifest,
 )
 from memory_core.domain.tokens import estimate_tokens
-from memory_core.services.sanitizer import sanitize
-from memory_core.services.scoring import ScoredItem
+from memory_core.services.read.sanitizer import sanitize
+from memory_core.services.read.scoring import ScoredItem
 from memory_core.settings import MemorySettings
 
 __all__ = [

@@ -26,8 +26,8 @@ from memory_core.ports.claims import ClaimStore
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.scheduler import TaskHandle, TaskScheduler
 from memory_core.ports.vectors import ReadyCertificate, VectorStore
-from memory_core.services.fences import AgentLocks
-from memory_core.services.gateway import ProviderGateway
+from memory_core.services.providers.gateway.service import ProviderGateway
+from memory_core.services.write.fences import AgentLocks
 
 __all__ = ["DrainReport", "VectorIndex"]
 

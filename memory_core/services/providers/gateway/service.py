@@ -43,9 +43,9 @@ from memory_core.ports.providers import (
     TextProvider,
     TextRequest,
 )
-from memory_core.services.breaker import BreakerPermit, CircuitBreakers
-from memory_core.services.deadline import AdaptiveDeadlines
-from memory_core.services.gateway_types import (
+from memory_core.services.providers.breaker import BreakerPermit, CircuitBreakers
+from memory_core.services.providers.deadline import AdaptiveDeadlines
+from memory_core.services.providers.gateway.types import (
     CapacityLimits,
     EmbeddedBatch,
     GatewayDiagnostics,

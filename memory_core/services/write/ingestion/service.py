@@ -35,11 +35,11 @@ from memory_core.ports.tape import (
     TapeEntry,
     TapeRawEntryReader,
 )
-from memory_core.services.chunking import Chunk, chunk_messages, is_extractable
-from memory_core.services.decision import DecisionService, WriteContext, WriteReport
-from memory_core.services.fences import WriteCoordinator, WriteTicket
-from memory_core.services.fork_cursor import map_fork_cursor, rewind_cursor
-from memory_core.services.ingestion_types import (
+from memory_core.services.write.chunking import Chunk, chunk_messages, is_extractable
+from memory_core.services.write.decision.service import DecisionService, WriteContext, WriteReport
+from memory_core.services.write.fences import WriteCoordinator, WriteTicket
+from memory_core.services.write.fork_cursor import map_fork_cursor, rewind_cursor
+from memory_core.services.write.ingestion.types import (
     ChunkRecord,
     CommitHook,
     IngestionOutcome,

@@ -1,7 +1,7 @@
 """The vocabulary of terminal ingestion: turn outcomes, pass outcomes, policy and reports.
 
-Values only; the runtime that uses them is `memory_core.services.ingestion`. Reports carry
-ids, counts, order_seqs and exception type names — never content.
+Values only; the runtime that uses them is `memory_core.services.write.ingestion.service`.
+Reports carry ids, counts, order_seqs and exception type names — never content.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from enum import StrEnum
 
 import attrs
 
-from memory_core.services.chunking import ChunkLimits
-from memory_core.services.decision import WriteReport
+from memory_core.services.write.chunking import ChunkLimits
+from memory_core.services.write.decision.service import WriteReport
 
 __all__ = [
     "ChunkRecord",

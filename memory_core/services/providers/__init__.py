@@ -1,0 +1,1 @@
+"""Provider calls: the gateway, its circuit breaker and adaptive deadlines."""

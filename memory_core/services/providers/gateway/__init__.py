@@ -1,0 +1,1 @@
+"""The provider gateway: every embedding and text call goes through it."""

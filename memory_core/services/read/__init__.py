@@ -1,0 +1,1 @@
+"""The read path: retrieval, ranking, the per-turn contribution and its session runtime."""

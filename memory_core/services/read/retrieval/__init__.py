@@ -1,0 +1,1 @@
+"""Retrieval: lexical and vector candidates, re-validation, ranking, diagnostics."""

@@ -1,0 +1,1 @@
+"""The vector index: embedding, certificates and coverage over the vector store."""

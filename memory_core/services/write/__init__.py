@@ -1,0 +1,1 @@
+"""The write path: ingestion from the tape, chunking, the decision step, fences."""

@@ -1,0 +1,1 @@
+"""The decision step: what an extracted candidate does to stored claims."""

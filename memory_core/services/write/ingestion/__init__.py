@@ -1,0 +1,1 @@
+"""Background ingestion: extraction passes over the tape, cursors, outcomes."""
