@@ -36,7 +36,8 @@ Interrupt = Callable[[int], None]
 
 
 class InlineCalls:
-    """`BlockingCalls` for a local store: the call runs on the loop, between two checks."""
+    """`BlockingCalls` for a local store: the call runs on the loop, once the deadline and
+    the token have been checked (it cannot be stopped midway; its own busy timeout bounds it)."""
 
     async def run(
         self, call: Callable[[], T], *, deadline: Deadline, cancel: CancellationToken
