@@ -141,6 +141,7 @@ class MemoryService:
                 anchors=self._anchors,
                 domain_clock=self._clock,
                 infra_clock=self._infra,
+                calls=self.retrieval.calls,
                 settings=self.settings,
                 ingestion=ingestion,
             )

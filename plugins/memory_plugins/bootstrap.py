@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_adapters.asyncio_scheduler import AsyncioScheduler
+from memory_adapters.offload import InlineCalls, ThreadedCalls
 from memory_adapters.provider_guard import GuardedEmbeddingProvider, GuardedTextProvider
 from memory_core.domain.errors import ConfigError
 from memory_core.ports.clock import DomainClock, InfraClock
@@ -42,6 +43,9 @@ __all__ = ["DEFAULT_DATA_DIR", "DISABLED", "open_memory", "resolve_data_dir"]
 DEFAULT_DATA_DIR = Path(".agent-memory")
 DATA_DIR_ENV = "AGENT_MEMORY_HOME"
 DISABLED = "none"
+# A claim-store capability: its calls wait on a network, so the read path runs them off the
+# event loop (R-READ-1). One worker: such a store serialises its calls on one connection.
+NETWORKED = "networked"
 
 
 def resolve_data_dir(explicit: str | os.PathLike[str] | None, config: MemoryConfig) -> Path:
@@ -137,6 +141,12 @@ def _compose(
         store_choice.name, _context(root, config, store_choice, **shared)
     )
     built.append(store)
+    networked = NETWORKED in registry.get("claim_store", store_choice.name).capabilities
+    calls = (
+        ThreadedCalls(workers=1, interrupt=getattr(store, "interrupt", None))
+        if networked
+        else InlineCalls()
+    )
 
     embedder = None
     vectors = None
@@ -170,6 +180,7 @@ def _compose(
         store=store,
         domain_clock=domain_clock,
         infra_clock=infra_clock,
+        calls=calls,
         index=index,
         gateway=gateway,
         settings=settings,

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 import attrs
 import pytest
 
+from memory_adapters.offload import InlineCalls
 from memory_contracts.fake_claim_store import InMemoryClaimStore
 from memory_contracts.fake_providers import FakeEmbeddingProvider, ScriptedTextProvider
 from memory_contracts.fake_vector_store import InMemoryVectorStore
@@ -88,6 +89,7 @@ class World:
             store=self.store,
             domain_clock=self.clock,
             infra_clock=self.clock,
+            calls=InlineCalls(),
             index=self.index,
             gateway=self.gateway,
         )
