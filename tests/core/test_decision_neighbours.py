@@ -37,6 +37,7 @@ from memory_core.services.write.decision.service import (
     NeighbourFinder,
     WriteContext,
 )
+from memory_core.settings import MemorySettings
 
 A, B = "agent-a", "agent-b"
 SESSION = Scope.session("s1")
@@ -77,7 +78,9 @@ class World:
         self.clock = ManualClock(datetime(2026, 11, 30, 10, tzinfo=UTC))
         self.store = ChallengerLeakingStore(clock=self.clock)
         self.embedder = FakeEmbeddingProvider()
-        self.gateway = ProviderGateway(clock=self.clock, embedder=self.embedder, text=text)
+        self.gateway = ProviderGateway(
+            clock=self.clock, embedder=self.embedder, text=text, settings=MemorySettings()
+        )
         self.index = VectorIndex(
             store=self.store,
             vectors=InMemoryVectorStore(),
@@ -90,6 +93,7 @@ class World:
             infra_clock=self.clock,
             index=self.index,
             gateway=self.gateway,
+            settings=MemorySettings(),
         )
         self.finder = RetrievalNeighbours(self.retrieval)
 
@@ -270,7 +274,9 @@ def test_llm_decision_updates_a_neighbour_the_finder_supplied() -> None:
     world = World(text=provider)
     target = world.add("The user likes green tea")
     twin = world.add("The user likes green tea", scope=SESSION)
-    service = DecisionService(world.store, gateway=world.gateway, neighbours=world.finder)
+    service = DecisionService(
+        world.store, gateway=world.gateway, neighbours=world.finder, settings=MemorySettings()
+    )
     assert service.llm_mode
 
     async def decide() -> tuple[str, ...]:

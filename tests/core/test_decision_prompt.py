@@ -17,6 +17,9 @@ from memory_core.services.write.decision.prompt import (
     fit_items,
     parse_decisions,
 )
+from memory_core.settings import MemorySettings
+
+CAP = MemorySettings().extracted_claim_max_code_points  # 2,000
 
 
 def _item(content: str = "The user lives in Berlin.", known: int = 2) -> DecisionItem:
@@ -80,7 +83,7 @@ def test_valid_decisions_are_read_per_candidate() -> None:
             ]
         }
     )
-    assert parse_decisions(answer, items) == (
+    assert parse_decisions(answer, items, max_merged_code_points=CAP) == (
         Decision(action=DecisionAction.SUPERSEDE, target_index=1),
         Decision(action=DecisionAction.UPDATE, target_index=0, merged_content="merged"),
         Decision(action=DecisionAction.NOOP),
@@ -101,21 +104,21 @@ def test_valid_decisions_are_read_per_candidate() -> None:
 def test_invalid_decision_or_index_falls_back_to_add(entry: dict[str, object]) -> None:
     """§7.4: an invalid decision or index is a safe ADD; over-long merged text downgrades."""
     items = [_item(), _item()]
-    decisions = parse_decisions(json.dumps([entry]), items)
+    decisions = parse_decisions(json.dumps([entry]), items, max_merged_code_points=CAP)
     assert decisions[0].action is DecisionAction.ADD and decisions[0].defaulted
 
 
 @pytest.mark.parametrize("answer", ["", "no json here", "[1, 2", '{"decisions": "ADD"}'])
 def test_unusable_answer_means_add_for_everyone(answer: str) -> None:
     """§7.4: a broken answer costs merges, never facts."""
-    decisions = parse_decisions(answer, [_item(), _item()])
+    decisions = parse_decisions(answer, [_item(), _item()], max_merged_code_points=CAP)
     assert all(d.action is DecisionAction.ADD and d.defaulted for d in decisions)
 
 
 def test_single_object_and_fenced_answers_are_tolerated_for_one_candidate() -> None:
     """§7.4: a single object is accepted for one-candidate batches; code fences are ignored."""
     answer = '```json\n{"decision": "SUPERSEDE", "targetIndex": 0}\n```'
-    assert parse_decisions(answer, [_item()]) == (
+    assert parse_decisions(answer, [_item()], max_merged_code_points=CAP) == (
         Decision(action=DecisionAction.SUPERSEDE, target_index=0),
     )
 
@@ -128,7 +131,10 @@ def test_first_answer_for_a_candidate_wins() -> None:
             {"candidateIndex": 0, "decision": "SUPERSEDE", "targetIndex": 0},
         ]
     )
-    assert parse_decisions(answer, [_item()])[0].action is DecisionAction.NOOP
+    assert (
+        parse_decisions(answer, [_item()], max_merged_code_points=CAP)[0].action
+        is DecisionAction.NOOP
+    )
 
 
 def test_merged_content_is_dropped_for_decisions_that_do_not_use_it() -> None:
@@ -136,6 +142,24 @@ def test_merged_content_is_dropped_for_decisions_that_do_not_use_it() -> None:
     answer = json.dumps(
         [{"candidateIndex": 0, "decision": "CHALLENGE", "targetIndex": 0, "mergedContent": "m"}]
     )
-    assert parse_decisions(answer, [_item()])[0] == Decision(
+    assert parse_decisions(answer, [_item()], max_merged_code_points=CAP)[0] == Decision(
         action=DecisionAction.CHALLENGE, target_index=0
     )
+
+
+@pytest.mark.parametrize(("length", "action"), [(10, "UPDATE"), (11, "ADD")])
+def test_merged_content_obeys_the_claim_cap_it_is_given(length: int, action: str) -> None:
+    """§7.4, SPEC §11: merged text is an automatically written claim, so the settings' cap
+    (`extracted_claim_max_code_points`) bounds it too — rejected past it, never truncated."""
+    answer = json.dumps(
+        [
+            {
+                "candidateIndex": 0,
+                "decision": "UPDATE",
+                "targetIndex": 0,
+                "mergedContent": "x" * length,
+            }
+        ]
+    )
+    (decision,) = parse_decisions(answer, [_item()], max_merged_code_points=10)
+    assert decision.action is DecisionAction(action)

@@ -25,6 +25,7 @@ from memory_core.domain.manifest import (
 from memory_core.domain.provenance import query_hash
 from memory_core.services.read.contribution import ContributionRequest, RecalledMemory, assemble
 from memory_core.services.read.scoring import Candidate, filter_suppressed, rank_candidates
+from memory_core.settings import MemorySettings
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 MARKER = "PLAINTEXT-MARKER-5e1d"
@@ -157,7 +158,8 @@ def test_manifest_json_never_holds_claim_directive_or_query_text() -> None:
             directives=(suppress, instruction),
             query_hash=query_hash("agent", f"{MARKER} query"),
             prior_drops=suppressed + ranking.dropped,
-        )
+        ),
+        settings=MemorySettings(),
     )
     manifest = contribution.manifest
     reasons = {d.reason for d in manifest.dropped} | {d.reason for d in manifest.directives.dropped}

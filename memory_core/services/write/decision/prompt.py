@@ -22,7 +22,6 @@ from memory_core.ports.providers import ChatMessage, TextRequest
 __all__ = [
     "MAX_CANDIDATES_PER_PROMPT",
     "MAX_KNOWN_CODE_POINTS",
-    "MAX_MERGED_CODE_POINTS",
     "MAX_PROMPT_TOKENS",
     "Decision",
     "DecisionAction",
@@ -35,7 +34,6 @@ __all__ = [
 
 MAX_CANDIDATES_PER_PROMPT = 4
 MAX_KNOWN_CODE_POINTS = 400
-MAX_MERGED_CODE_POINTS = 2_000
 MAX_PROMPT_TOKENS = 12_000
 
 
@@ -185,7 +183,7 @@ def _index(value: object, size: int) -> int | None:
     return None
 
 
-def _decision(entry: dict[str, object], item: DecisionItem) -> Decision:
+def _decision(entry: dict[str, object], item: DecisionItem, max_merged: int) -> Decision:
     raw_action = entry.get("decision")
     try:
         action = DecisionAction(raw_action.strip().upper())  # type: ignore[union-attr]
@@ -197,16 +195,20 @@ def _decision(entry: dict[str, object], item: DecisionItem) -> Decision:
     merged = entry.get("mergedContent")
     merged_text = merged.strip() if isinstance(merged, str) and merged.strip() else None
     if action in (DecisionAction.UPDATE, DecisionAction.SUPERSEDE):
-        if merged_text is not None and len(merged_text) > MAX_MERGED_CODE_POINTS:
+        if merged_text is not None and len(merged_text) > max_merged:
             return _ADD_BY_DEFAULT  # rejected, never truncated
     else:
         merged_text = None
     return Decision(action=action, target_index=target, merged_content=merged_text)
 
 
-def parse_decisions(text: str, items: Sequence[DecisionItem]) -> tuple[Decision, ...]:
+def parse_decisions(
+    text: str, items: Sequence[DecisionItem], *, max_merged_code_points: int
+) -> tuple[Decision, ...]:
     """One decision per item, in item order. A missing, repeated (first wins), malformed or
-    out-of-range answer, or a targeted decision without a valid target, is a defaulted ADD."""
+    out-of-range answer, or a targeted decision without a valid target, is a defaulted ADD;
+    so is merged content longer than `max_merged_code_points` (the settings' cap on an
+    automatically written claim, `extracted_claim_max_code_points`)."""
     decisions: list[Decision | None] = [None] * len(items)
     for entry in _entries(_load(text), len(items)):
         if not isinstance(entry, dict):
@@ -215,5 +217,5 @@ def parse_decisions(text: str, items: Sequence[DecisionItem]) -> tuple[Decision,
         index = _index(raw_index, len(items))
         if index is None or decisions[index] is not None:
             continue
-        decisions[index] = _decision(entry, items[index])
+        decisions[index] = _decision(entry, items[index], max_merged_code_points)
     return tuple(decision or _ADD_BY_DEFAULT for decision in decisions)

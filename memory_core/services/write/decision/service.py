@@ -72,8 +72,6 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-MAX_NEIGHBOURS = 3
-MAX_DECISION_BATCHES = 2
 # Live holders of one slot a candidate retires at most. Normally one; more exist only when
 # rows were written around the decision step, and each round retires one of them.
 _MAX_SLOT_HOLDERS = 16
@@ -204,12 +202,14 @@ class DecisionService:
         *,
         gateway: ProviderGateway | None = None,
         neighbours: NeighbourFinder | None = None,
-        settings: MemorySettings | None = None,
+        settings: MemorySettings,
     ) -> None:
         self._store = store
         self._gateway = gateway
         self._neighbours = neighbours
-        self._max_code_points = (settings or MemorySettings()).extracted_claim_max_code_points
+        self._max_code_points = settings.extracted_claim_max_code_points
+        self._max_neighbours = settings.decision_neighbours
+        self._max_batches = settings.decision_max_batches
 
     @property
     def llm_mode(self) -> bool:
@@ -268,7 +268,9 @@ class DecisionService:
         pending: list[tuple[int, tuple[Claim, ...]]] = []
         for position, index in enumerate(indexes):
             draft = writes[index].draft
-            neighbours = _same_scope(context, found[position] if position < len(found) else ())
+            neighbours = _same_scope(context, found[position] if position < len(found) else ())[
+                : self._max_neighbours
+            ]
             if any(
                 (claim.kind, claim.canonical_content) == (draft.kind, draft.content)
                 for claim in neighbours
@@ -280,8 +282,8 @@ class DecisionService:
             pending[start : start + MAX_CANDIDATES_PER_PROMPT]
             for start in range(0, len(pending), MAX_CANDIDATES_PER_PROMPT)
         ]
-        fallbacks = sum(len(batch) for batch in batches[MAX_DECISION_BATCHES:])
-        for batch in batches[:MAX_DECISION_BATCHES]:
+        fallbacks = sum(len(batch) for batch in batches[self._max_batches :])
+        for batch in batches[: self._max_batches]:
             fallbacks += await self._decide_batch(context, writes, batch, deadline, cancel)
         return fallbacks
 
@@ -323,7 +325,7 @@ class DecisionService:
         except ProviderError as exc:
             _log.warning("decision call failed: %s", type(exc).__name__)
             return len(batch)
-        decisions = parse_decisions(text, items)
+        decisions = parse_decisions(text, items, max_merged_code_points=self._max_code_points)
         for (index, neighbours), decision in zip(batch, decisions, strict=True):
             writes[index] = _planned(writes[index].draft, decision, neighbours)
         return sum(1 for decision in decisions if decision.defaulted)
@@ -484,7 +486,7 @@ def _same_scope(context: WriteContext, claims: Sequence[Claim]) -> tuple[Claim, 
         if claim.agent_id == context.agent_id
         and claim.scope == context.scope
         and claim.is_recallable
-    )[:MAX_NEIGHBOURS]
+    )
 
 
 def _annotation(temporal: TemporalMetadata, now: datetime) -> str | None:
