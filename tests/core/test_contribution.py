@@ -25,7 +25,7 @@ from memory_core.services.read.contribution import (
     order_directives,
 )
 from memory_core.services.read.sanitizer import ZWSP, find_control_sequences
-from memory_core.services.read.scoring import Candidate, rank_candidates
+from memory_core.services.read.scoring import Candidate, ScoringPolicy, rank_candidates
 from memory_core.settings import MemorySettings
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -242,7 +242,9 @@ def test_scored_items_convert_with_scores_and_annotation() -> None:
         created_at=NOW,
         updated_at=NOW,
     )
-    (item,) = rank_candidates([Candidate(claim=claim, fts_rank=0)], now=NOW).items
+    (item,) = rank_candidates(
+        [Candidate(claim=claim, fts_rank=0)], now=NOW, policy=ScoringPolicy()
+    ).items
     manifest = assemble(
         ContributionRequest(total_budget=1200, recalled=(RecalledMemory.from_scored(item),)),
         settings=MemorySettings(),
