@@ -261,6 +261,23 @@ class MemorySettings:
         validator=_positive,
         metadata=_doc("Decision prompts per chunk; candidates beyond them are added."),
     )
+    decision_candidates_per_prompt: int = attrs.field(
+        default=4,
+        validator=[_positive, attrs.validators.le(16)],
+        metadata=_doc("Candidates decided together in one prompt (1..16)."),
+    )
+    decision_known_code_points: int = attrs.field(
+        default=400,
+        validator=_positive,
+        metadata=_doc("Code points of each stored neighbour shown in a decision prompt."),
+    )
+    decision_prompt_tokens: int = attrs.field(
+        default=12_000,
+        validator=_positive,
+        metadata=_doc(
+            "Estimated input tokens of a decision prompt; neighbours are trimmed to fit."
+        ),
+    )
     extraction_chunk_tokens: int = attrs.field(
         default=4_000,
         validator=attrs.validators.ge(CHUNK_MIN_TOKENS),

@@ -219,6 +219,15 @@ CONSUMERS: dict[str, tuple[object, Read]] = {
     "projection_cooldown_seconds": (10.0, _of_ingestion("projection_cooldown_seconds")),
     "decision_neighbours": (5, lambda memory: memory._ingestion.decisions._max_neighbours),
     "decision_max_batches": (1, lambda memory: memory._ingestion.decisions._max_batches),
+    "decision_candidates_per_prompt": (
+        2,
+        lambda memory: memory._ingestion.decisions._per_prompt,
+    ),
+    "decision_known_code_points": (
+        200,
+        lambda memory: memory._ingestion.decisions._known_code_points,
+    ),
+    "decision_prompt_tokens": (8_000, lambda memory: memory._ingestion.decisions._prompt_tokens),
 }
 WATCHED_END_TO_END = {
     "extraction_chunk_tokens",

@@ -20,9 +20,6 @@ from memory_core.domain.tokens import estimate_tokens
 from memory_core.ports.providers import ChatMessage, TextRequest
 
 __all__ = [
-    "MAX_CANDIDATES_PER_PROMPT",
-    "MAX_KNOWN_CODE_POINTS",
-    "MAX_PROMPT_TOKENS",
     "Decision",
     "DecisionAction",
     "DecisionItem",
@@ -31,10 +28,6 @@ __all__ = [
     "fit_items",
     "parse_decisions",
 ]
-
-MAX_CANDIDATES_PER_PROMPT = 4
-MAX_KNOWN_CODE_POINTS = 400
-MAX_PROMPT_TOKENS = 12_000
 
 
 class DecisionAction(StrEnum):
@@ -52,7 +45,7 @@ _TARGETED = frozenset({DecisionAction.UPDATE, DecisionAction.SUPERSEDE, Decision
 class KnownMemory:
     """A stored same-scope memory as the model sees it."""
 
-    content: str = attrs.field(converter=lambda text: text[:MAX_KNOWN_CODE_POINTS])
+    content: str  # already cut to the settings' `decision_known_code_points`
     annotation: str | None = None
 
 
@@ -123,9 +116,7 @@ def _data(items: Sequence[DecisionItem]) -> str:
     return "DATA:\n" + json.dumps(payload, ensure_ascii=False, indent=1)
 
 
-def fit_items(
-    items: Sequence[DecisionItem], *, max_tokens: int = MAX_PROMPT_TOKENS
-) -> tuple[DecisionItem, ...]:
+def fit_items(items: Sequence[DecisionItem], *, max_tokens: int) -> tuple[DecisionItem, ...]:
     """Drop known memories, always from the currently longest list (its last, least similar
     entry first), until the prompt's estimate fits `max_tokens`."""
     fitted = list(items)
@@ -137,9 +128,9 @@ def fit_items(
     return tuple(fitted)
 
 
-def build_decision_request(items: Sequence[DecisionItem]) -> TextRequest:
-    if not 1 <= len(items) <= MAX_CANDIDATES_PER_PROMPT:
-        raise ValueError(f"a decision prompt holds 1..{MAX_CANDIDATES_PER_PROMPT} candidates")
+def build_decision_request(items: Sequence[DecisionItem], *, max_candidates: int) -> TextRequest:
+    if not 1 <= len(items) <= max_candidates:
+        raise ValueError(f"a decision prompt holds 1..{max_candidates} candidates")
     return TextRequest(
         messages=(
             ChatMessage(role="system", content=_SYSTEM),

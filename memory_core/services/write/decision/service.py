@@ -50,7 +50,6 @@ from memory_core.services.write.decision.candidates import (
     reconcile_merged,
 )
 from memory_core.services.write.decision.prompt import (
-    MAX_CANDIDATES_PER_PROMPT,
     Decision,
     DecisionAction,
     DecisionItem,
@@ -210,6 +209,9 @@ class DecisionService:
         self._max_code_points = settings.extracted_claim_max_code_points
         self._max_neighbours = settings.decision_neighbours
         self._max_batches = settings.decision_max_batches
+        self._per_prompt = settings.decision_candidates_per_prompt
+        self._known_code_points = settings.decision_known_code_points
+        self._prompt_tokens = settings.decision_prompt_tokens
 
     @property
     def llm_mode(self) -> bool:
@@ -279,8 +281,8 @@ class DecisionService:
             if neighbours:  # no neighbour: nothing to decide against, plain ADD
                 pending.append((index, neighbours))
         batches = [
-            pending[start : start + MAX_CANDIDATES_PER_PROMPT]
-            for start in range(0, len(pending), MAX_CANDIDATES_PER_PROMPT)
+            pending[start : start + self._per_prompt]
+            for start in range(0, len(pending), self._per_prompt)
         ]
         fallbacks = sum(len(batch) for batch in batches[self._max_batches :])
         for batch in batches[: self._max_batches]:
@@ -304,18 +306,20 @@ class DecisionService:
                     annotation=_annotation(writes[index].draft.temporal, context.now),
                     known=[
                         KnownMemory(
-                            content=c.content, annotation=_annotation(c.temporal, context.now)
+                            content=c.content[: self._known_code_points],
+                            annotation=_annotation(c.temporal, context.now),
                         )
                         for c in neighbours
                     ],
                 )
                 for index, neighbours in batch
-            ]
+            ],
+            max_tokens=self._prompt_tokens,
         )
         try:
             text = await self._gateway.complete(
                 agent_id=context.agent_id,
-                request=build_decision_request(items),
+                request=build_decision_request(items, max_candidates=self._per_prompt),
                 deadline=deadline,
                 cancel=cancel,
                 purpose=TextPurpose.DECISION,
