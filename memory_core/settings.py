@@ -203,7 +203,7 @@ class MemorySettings:
     embedding_pass_seconds: float = attrs.field(
         default=60.0,
         validator=_positive,
-        metadata=_doc("Deadline of one background pass embedding an agent's pending claims."),
+        metadata=_doc("Deadline of embedding an agent's pending claims, and of its warm-up."),
     )
     vector_clear_seconds: float = attrs.field(
         default=30.0,
