@@ -21,8 +21,10 @@ from memory_adapters.tapes import InMemoryTape
 from memory_contracts.fake_cursor import InMemoryCursorStore
 from memory_contracts.fake_providers import FakeEmbeddingProvider, ScriptedTextProvider
 from memory_contracts.fakes import ManualClock
+from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.errors import ConfigError
 from memory_core.domain.secrets import PatternSecretPolicy
+from memory_core.ports.extraction import ExtractionRequest, ExtractionResult
 from memory_core.services.service import MemoryService
 from memory_plugins.api import SyncMemory, open_memory_async
 from memory_plugins.bootstrap import OVERRIDABLE_FAMILIES, open_memory
@@ -84,6 +86,17 @@ def _store(path: Path) -> ApswClaimStore:
     )
 
 
+class ScriptedExtractor:
+    """An extractor that proposes nothing: only its identity matters here."""
+
+    name = "scripted"
+
+    async def extract(
+        self, request: ExtractionRequest, *, deadline: Deadline, cancel: CancellationToken
+    ) -> ExtractionResult:
+        return ExtractionResult()
+
+
 # family -> (build the ready object, where the service holds it)
 Holder = Callable[[MemoryService], object]
 READY: dict[str, tuple[Callable[[Path], Any], Holder]] = {
@@ -107,17 +120,6 @@ READY: dict[str, tuple[Callable[[Path], Any], Holder]] = {
     "cursor_store": (lambda _: InMemoryCursorStore(), lambda memory: memory._ingestion.cursors),
     "tape": (lambda _: InMemoryTape(), lambda memory: memory._ingestion.tape),
 }
-
-
-class ScriptedExtractor:
-    """An extractor that proposes nothing: only its identity matters here."""
-
-    name = "scripted"
-
-    async def extract(self, request: Any, *, deadline: Any, cancel: Any) -> Any:
-        from memory_core.ports.extraction import ExtractionResult
-
-        return ExtractionResult()
 
 
 class SpyPolicy:
