@@ -37,6 +37,7 @@ from memory_core.domain.manifest import (
     SelectionManifest,
 )
 from memory_core.domain.scope import ScopeContext, ScopeFilter
+from memory_core.domain.temporal_policy import TemporalPolicy
 from memory_core.ports.blocking import BlockingCalls
 from memory_core.ports.claims import ClaimStore
 from memory_core.ports.clock import DomainClock, InfraClock
@@ -60,8 +61,6 @@ __all__ = ["ContributionOutcome", "MemoryRuntime", "TurnContribution", "place"]
 log = logging.getLogger(__name__)
 
 _JOIN = "\n\n"
-_REUSE_CACHE_TURNS = 128  # per session; enough for retries and refreshes of recent turns
-_WORKING_SOURCE_LIMIT = 200  # newest agent-scope claims the working projection considers
 
 
 class ContributionOutcome(StrEnum):
@@ -275,7 +274,7 @@ class MemoryRuntime:
                 lambda: self._store.list_claims(
                     self.agent_id,
                     scope_filter=ScopeFilter.agent_only(),
-                    limit=_WORKING_SOURCE_LIMIT,
+                    limit=self._settings.working_source_limit,
                 ),
                 deadline=deadline,
                 cancel=cancel,
@@ -296,7 +295,10 @@ class MemoryRuntime:
             newest, directives, already=tuple(item.id for item in result.dropped)
         )
         working = project_working(
-            source, now=now, budget_tokens=self._settings.working_ceiling_tokens
+            source,
+            now=now,
+            budget_tokens=self._settings.working_ceiling_tokens,
+            policy=TemporalPolicy.from_settings(self._settings),
         )
         in_working = {entry.id for entry in working.entries}
         # A fact already shown in working memory is not paid for twice.
@@ -385,5 +387,5 @@ class MemoryRuntime:
 
     def _remember(self, message_id: str, turn: TurnContribution) -> None:
         self._turns[message_id] = turn
-        while len(self._turns) > _REUSE_CACHE_TURNS:
+        while len(self._turns) > self._settings.turn_cache_turns:
             self._turns.popitem(last=False)

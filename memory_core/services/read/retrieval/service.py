@@ -76,8 +76,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_VECTOR_LIMIT_CAP = 400  # initial vector oversampling cap (100 × 4), before refills
-
 
 @attrs.define
 class _Source:
@@ -98,8 +96,8 @@ class RetrievalService:
         calls: BlockingCalls,
         index: VectorIndex | None = None,
         gateway: ProviderGateway | None = None,
-        settings: MemorySettings | None = None,
-        scoring: ScoringPolicy | None = None,
+        settings: MemorySettings,
+        scoring: ScoringPolicy | None = None,  # None: ScoringPolicy.from_settings(settings)
     ) -> None:
         self._store = store
         self._clock = domain_clock
@@ -109,7 +107,7 @@ class RetrievalService:
         self.calls = calls
         self._index = index
         self._gateway = gateway
-        self._settings = settings or MemorySettings()
+        self._settings = settings
         self._scoring = scoring or ScoringPolicy.from_settings(self._settings)
 
     async def retrieve(
@@ -184,7 +182,7 @@ class RetrievalService:
         candidate_limit = top_k * (4 if purpose.mode is TemporalMode.CURRENT or directives else 2)
         cap = self._settings.candidate_cap_per_source
         fts = _Source(limit=min(candidate_limit, cap))
-        vec = _Source(limit=min(_VECTOR_LIMIT_CAP, candidate_limit * 2, cap))
+        vec = _Source(limit=min(self._settings.vector_initial_limit, candidate_limit * 2, cap))
         query_vector = await self._query_vector(
             agent,
             request.query,
