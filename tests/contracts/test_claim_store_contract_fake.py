@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memory_contracts.claim_store import ClaimStoreContract
-from memory_contracts.claim_store_support import (
+from memory_contracts.claim_store.support import (
     CONTRACT_EPOCH,
     IDENTITY,
     MarkerSecretPolicy,
