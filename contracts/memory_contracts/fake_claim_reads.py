@@ -1,7 +1,6 @@
-"""The read path's role fakes, `FakeClaimSearch` and `FakeEmbeddingBookkeeping`: reads are
-fenced by a pending clear, bookkeeping writes never move a revision. Search is a
-case-insensitive substring match (not bm25) ranked by matched terms, importance, newest,
-id; `rank` is minus the matched-term count, so lower is better as with bm25."""
+"""The read path's role fakes, `FakeClaimSearch` and `FakeEmbeddingBookkeeping`. Search is a
+case-insensitive substring match ranked by matched terms, importance, newest, id; `rank` is
+minus the matched-term count, so lower is better as with bm25 (which this is not)."""
 
 from __future__ import annotations
 
@@ -18,10 +17,6 @@ from memory_core.storage.drafts import stored_time
 __all__ = ["MAX_SEARCH_TERMS", "FakeClaimSearch", "FakeEmbeddingBookkeeping"]
 
 MAX_SEARCH_TERMS = 32  # the SQL stores read at most this many terms, too
-
-
-def _unique(claim_ids: Sequence[str]) -> list[str]:
-    return list(dict.fromkeys(cid for cid in claim_ids if isinstance(cid, str)))
 
 
 def _ready_with(claim: Claim, identity: EmbeddingIdentity) -> bool:
@@ -59,19 +54,16 @@ class FakeClaimSearch(FakeStoreBase):
         embedding: EmbeddingIdentity | None = None,
         revisions: Mapping[str, int] | None = None,
     ) -> Sequence[Claim]:
-        table, wanted = self._open(), revisions or {}
-        found = [table.find(agent_id, claim_id) for claim_id in _unique(claim_ids)]
-        rows = [
-            c for c in found if c is not None and c.is_recallable and scope_filter.admits(c.scope)
-        ]
+        wanted = revisions or {}
+        rows = self._open().recallable(agent_id, claim_ids)
+        rows = [claim for claim in rows if scope_filter.admits(claim.scope)]
         if embedding is not None:
             rows = [claim for claim in rows if _ready_with(claim, embedding)]
         return [claim for claim in rows if wanted.get(claim.id, claim.revision) == claim.revision]
 
     def record_access(self, agent_id: str, claim_ids: Sequence[str], *, now: datetime) -> int:
         table, at = self._open(), stored_time(now, "now")
-        found = [table.find(agent_id, claim_id) for claim_id in _unique(claim_ids)]
-        counted = [claim for claim in found if claim is not None and claim.is_recallable]
+        counted = table.recallable(agent_id, claim_ids)
         for claim in counted:
             last = claim.last_accessed_at
             seen = at if last is None else max(last, at)
@@ -93,13 +85,10 @@ class FakeEmbeddingBookkeeping(FakeStoreBase):
         self, agent_id: str, claim_ids: Sequence[str] | None, *, now: datetime
     ) -> int:
         """Rows already pending with no identity are not counted, so a repeat returns 0."""
-        table = self._open()
-        rows = table.visible(agent_id, recallable=True)
-        if claim_ids is not None:
-            named = set(_unique(claim_ids))
-            rows = [c for c in rows if c.id in named]
+        table, blank = self._open(), (EmbeddingState.PENDING, None)
+        ids = [c.id for c in table.visible(agent_id)] if claim_ids is None else claim_ids
         stale = [
-            c for c in rows if (c.embedding_state, c.embedding) != (EmbeddingState.PENDING, None)
+            c for c in table.recallable(agent_id, ids) if (c.embedding_state, c.embedding) != blank
         ]
         for claim in stale:
             table.put(claim, embedding_state=EmbeddingState.PENDING, embedding=None)

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
 
 import attrs
 
 from memory_contracts.fake_claim_table import ClaimTable, FakeStoreBase
 from memory_core.domain.claims import Claim, ClaimDraft, EmbeddingState, Lifecycle, WriteOrigin
-from memory_core.domain.errors import NotFound, ScopeError, ValidationError
+from memory_core.domain.errors import ClearInProgress, NotFound, ScopeError, ValidationError
 from memory_core.domain.scope import Scope, ScopeFilter
 from memory_core.ports.claims import DerivationKind, InsertOutcome
 from memory_core.ports.claims import InsertStatus as Status
@@ -73,23 +74,21 @@ class FakeClaimRecords(FakeStoreBase):
     def insert_many(
         self, drafts: Sequence[ClaimDraft], *, origin: WriteOrigin, now: datetime
     ) -> Sequence[InsertOutcome]:
-        # The secret policy runs over the whole batch before anything is written.
-        prepared = [prepare(draft, self._policy) for draft in drafts]
         at, origin = stored_time(now, "now"), WriteOrigin(origin)
         with self._open().transaction() as table:
+            # The secret policy runs over the whole batch before anything is written.
+            prepared = [prepare(draft, self._policy) for draft in drafts]
             return [self._insert(table, item, origin, at) for item in prepared]
 
     def _insert(
         self, table: ClaimTable, prepared: PreparedDraft, origin: WriteOrigin, now: datetime
     ) -> InsertOutcome:
         draft, agent_id = prepared.draft, prepared.draft.agent_id
-        table.ensure_not_fenced(agent_id)
+        if agent_id in table.jobs:
+            raise ClearInProgress("a clear job is pending for this agent")
         existing = table.by_key(agent_id, prepared.key)
-        admission = admit(
-            duplicate=existing is not None,
-            tombstoned=lambda: table.tombstoned(agent_id, prepared.identities),
-            origin=origin,
-        )
+        tombstoned = partial(table.tombstoned, agent_id, prepared.identities)  # asked if new
+        admission = admit(duplicate=existing is not None, tombstoned=tombstoned, origin=origin)
         if not admission.writes:  # DUPLICATE and SUPPRESSED are insert statuses too
             return InsertOutcome(status=Status(admission.value), claim=existing)
         released = table.release(agent_id, prepared.identities, admission)
@@ -137,11 +136,11 @@ class FakeClaimRecords(FakeStoreBase):
         now: datetime,
         origin: WriteOrigin = WriteOrigin.EXTRACTION,
     ) -> InsertOutcome:
-        if draft.agent_id != agent_id:
-            raise ValidationError("draft.agent_id", "must be the owner of the superseded claim")
-        prepared = prepare(draft, self._policy)
         at, origin = stored_time(now, "now"), WriteOrigin(origin)
         with self._open().transaction() as table:
+            if draft.agent_id != agent_id:
+                raise ValidationError("draft.agent_id", "must be the owner of the superseded claim")
+            prepared = prepare(draft, self._policy)
             old = table.owned(agent_id, old_id)
             check_supersede(old, draft, expected_revision=expected_revision)
             existing = table.by_key(agent_id, prepared.key)

@@ -10,14 +10,13 @@ from datetime import datetime
 
 from memory_contracts.fake_claim_reads import FakeClaimSearch, FakeEmbeddingBookkeeping
 from memory_contracts.fake_claim_records import FakeClaimRecords
-from memory_contracts.fake_claim_table import sequential_ids
 from memory_contracts.fake_directives import InMemoryDirectives
 from memory_contracts.fake_forgetting import FakeForgetting
 from memory_core.domain.provenance import TombstoneIdentity
 from memory_core.ports.claims import Derivation, RepairReport
 from memory_core.storage.drafts import stored_time
 
-__all__ = ["InMemoryClaimStore", "sequential_ids"]
+__all__ = ["InMemoryClaimStore"]
 
 
 class InMemoryClaimStore(
@@ -31,12 +30,8 @@ class InMemoryClaimStore(
 
     def list_derivations(self, agent_id: str, claim_id: str) -> Sequence[Derivation]:
         """Not fenced by a clear, as in the SQL stores: lineage is not claim content."""
-        edges = self._open().edges.items()
-        found = [
-            e
-            for (owner, *_), e in edges
-            if owner == agent_id and claim_id in (e.parent_id, e.child_id)
-        ]
+        edges = [e for (owner, *_), e in self._open().edges.items() if owner == agent_id]
+        found = [e for e in edges if claim_id in (e.parent_id, e.child_id)]
         return sorted(found, key=lambda e: (e.created_at, e.parent_id, e.child_id))
 
     def prune_audit(self, *, older_than: datetime) -> int:
@@ -46,8 +41,7 @@ class InMemoryClaimStore(
         return 0
 
     def repair(self, *, now: datetime) -> RepairReport:
-        """Nothing to repair: every row was written through the API from validated values
-        (repair fixes rows a raw writer or a crash corrupted), and a valid row is kept."""
+        """Nothing to repair: rows only ever come from validated values through the API."""
         self._open()
         stored_time(now, "now")
         return RepairReport()

@@ -24,15 +24,9 @@ from memory_core.ports.secrets import SecretPolicy
 from memory_core.storage.admission import Admission
 from memory_core.storage.succession import check_mutable
 
-__all__ = ["TABLES", "ClaimTable", "FakeStoreBase", "sequential_ids"]
+__all__ = ["TABLES", "ClaimTable", "FakeStoreBase"]
 
 TABLES = ("rows", "tombstones", "edges", "jobs", "directives")
-
-
-def sequential_ids() -> Callable[[str], str]:
-    """`prefix-00000001`, `prefix-00000002`, …: one counter for claims and directives."""
-    counter = itertools.count(1)
-    return lambda prefix: f"{prefix}-{next(counter):08d}"
 
 
 class ClaimTable:
@@ -52,8 +46,7 @@ class ClaimTable:
         try:
             yield self
         except BaseException:
-            for name, value in saved.items():
-                setattr(self, name, value)
+            self.__dict__.update(saved)
             raise
 
     def visible(
@@ -63,13 +56,14 @@ class ClaimTable:
         `scope_filter`, when asked); none while a clear fences them (R-FORGET-3)."""
         if agent_id in self.jobs:
             return []
-        rows = [c for c in self.rows.values() if c.agent_id == agent_id]
-        return [
-            claim
-            for claim in rows
-            if (claim.is_recallable or not recallable)
-            and (scope_filter is None or scope_filter.admits(claim.scope))
-        ]
+        owned = (c for c in self.rows.values() if c.agent_id == agent_id)
+        rows = [c for c in owned if c.is_recallable or not recallable]
+        return [c for c in rows if scope_filter is None or scope_filter.admits(c.scope)]
+
+    def recallable(self, agent_id: str, claim_ids: Sequence[str]) -> list[Claim]:
+        """The owner's recallable rows among `claim_ids`, each once, in their order."""
+        found = (self.find(agent_id, cid) for cid in dict.fromkeys(claim_ids))
+        return [claim for claim in found if claim is not None and claim.is_recallable]
 
     def find(self, agent_id: str, claim_id: object) -> Claim | None:
         """The owner's row; a foreign id is indistinguishable from an unknown one."""
@@ -78,14 +72,11 @@ class ClaimTable:
             return None
         return claim
 
-    def ensure_not_fenced(self, agent_id: str) -> None:
-        if agent_id in self.jobs:
-            raise ClearInProgress("a clear job is pending for this agent")
-
     def owned(self, agent_id: str, claim_id: str) -> Claim:
         """The owner's non-internal row for a mutation: ClearInProgress first, so a fenced
         agent learns nothing; NotFound for unknown and foreign ids alike (R-PRIV-2)."""
-        self.ensure_not_fenced(agent_id)
+        if agent_id in self.jobs:
+            raise ClearInProgress("a clear job is pending for this agent")
         claim = self.find(agent_id, claim_id)
         if claim is None:
             raise NotFound(f"no claim {claim_id} for this agent")
@@ -118,19 +109,16 @@ class ClaimTable:
         self, agent_id: str, identities: Sequence[TombstoneIdentity], admission: Admission
     ) -> int:
         """Remove the tombstones a user's explicit add re-authorises (RELEASED); how many."""
-        found = {(agent_id, i) for i in identities} & self.tombstones
-        if admission is not Admission.RELEASED:
-            return 0
+        released = admission is Admission.RELEASED
+        found = {(agent_id, i) for i in identities if released} & self.tombstones
         self.tombstones -= found
         return len(found)
 
     def derive(self, parent: Claim, child_id: str, kind: DerivationKind, now: datetime) -> None:
         """An idempotent lineage edge; a self-edge is meaningless and silently refused."""
-        key = (parent.agent_id, parent.id, child_id, kind)
-        if parent.id != child_id and key not in self.edges:
-            self.edges[key] = Derivation(
-                parent_id=parent.id, child_id=child_id, kind=kind, created_at=now
-            )
+        edge = Derivation(parent_id=parent.id, child_id=child_id, kind=kind, created_at=now)
+        if parent.id != child_id:
+            self.edges.setdefault((parent.agent_id, parent.id, child_id, kind), edge)
 
     def drop_owner(self, agent_id: str, *names: str) -> None:
         """Drop the owner's entries from the named tables."""
@@ -145,7 +133,7 @@ class ClaimTable:
 
 class FakeStoreBase:
     """What every role fake shares: the secret policy, ids, the tables, the closed flag.
-    `clock` is taken as the SQL stores take it; every call that stamps a row gets `now`."""
+    `clock` is accepted as the SQL stores take it, unused: every stamping call gets `now`."""
 
     def __init__(
         self,
@@ -155,8 +143,8 @@ class FakeStoreBase:
         id_factory: Callable[[str], str] | None = None,
     ) -> None:
         self._policy = PatternSecretPolicy() if secret_policy is None else secret_policy
-        self._clock = clock
-        self._new_id = id_factory or sequential_ids()
+        counter = itertools.count(1)  # one for claims and directives: unique across both
+        self._new_id = id_factory or (lambda prefix: f"{prefix}-{next(counter):08d}")
         self._table = ClaimTable()
         self._closed = False
 

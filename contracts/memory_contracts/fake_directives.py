@@ -1,7 +1,5 @@
-"""`InMemoryDirectives`: the `DirectiveStore` role alone, in memory (R-DIR-1..3), executing
-`memory_core.storage.directives`: normalisation through the secret policy, the identity
-that makes a create an upsert and a suggestion a one-time draft, capacity, the allowed
-status moves. The one-role store of the role contracts' test, and part of the full fake."""
+"""`InMemoryDirectives`: the `DirectiveStore` role alone, in memory, executing the rules of
+`memory_core.storage.directives` (R-DIR-1..3); a one-role store, and part of the full fake."""
 
 from __future__ import annotations
 

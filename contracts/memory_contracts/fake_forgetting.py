@@ -50,10 +50,9 @@ class FakeForgetting(FakeStoreBase):
                 if not claim.kind.is_internal:  # internal rows have no identity
                     table.bury(agent_id, identities_of_claim(claim))
                 del table.rows[claim.id]
-            done = len(rows) < batch_size
-            if done:
+            phase = ClearPhase.VECTORS if len(rows) < batch_size else ClearPhase.CLAIMS
+            if phase is ClearPhase.VECTORS:  # the last batch: lineage goes with the claims
                 table.drop_owner(agent_id, "edges")
-            phase = ClearPhase.VECTORS if done else ClearPhase.CLAIMS
             job = attrs.evolve(job, phase=phase, removed_count=job.removed_count + len(rows))
             table.jobs[agent_id] = job
         return attrs.evolve(job, batch_removed=len(rows))
