@@ -25,12 +25,11 @@ what each case proves.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+from typing import Any
 
 import pytest
 
-from memory_contracts.claim_store.base import open_store
+from memory_contracts.claim_store.base import role_fixture
 from memory_contracts.claim_store.directives import DirectiveStoreContract
 from memory_contracts.claim_store.embeddings import EmbeddingBookkeepingContract
 from memory_contracts.claim_store.forgetting import ForgettingContract
@@ -39,9 +38,7 @@ from memory_contracts.claim_store.maintenance import StoreMaintenanceContract
 from memory_contracts.claim_store.records import ClaimRecordsContract
 from memory_contracts.claim_store.search import ClaimSearchContract
 from memory_contracts.claim_store.whole_store import CrossRoleCases
-from memory_contracts.fakes import ManualClock
 from memory_core.ports.claims import ClaimStore
-from memory_core.ports.secrets import SecretPolicy
 
 __all__ = [
     "ClaimRecordsContract",
@@ -53,6 +50,14 @@ __all__ = [
     "LineageContract",
     "StoreMaintenanceContract",
 ]
+
+
+def _the_claim_store(name: str) -> Any:
+    @pytest.fixture(name=name)
+    def same(self: object, claim_store: ClaimStore) -> ClaimStore:
+        return claim_store
+
+    return same
 
 
 class ClaimStoreContract(
@@ -67,40 +72,12 @@ class ClaimStoreContract(
 ):
     """Inherit, implement `make_claim_store`; pytest collects every role's cases."""
 
-    def make_claim_store(
-        self, tmp_path: Path, *, clock: ManualClock, secret_policy: SecretPolicy
-    ) -> ClaimStore:
-        raise NotImplementedError
-
-    @pytest.fixture
-    def claim_store(self, tmp_path: Path, clock: ManualClock) -> Iterator[ClaimStore]:
-        yield from open_store(self.make_claim_store, ClaimStore, tmp_path, clock)
-
+    claim_store = role_fixture("claim_store", "make_claim_store", ClaimStore)
     # Every role's fixture is the one full store of the test.
-    @pytest.fixture
-    def records_store(self, claim_store: ClaimStore) -> ClaimStore:
-        return claim_store
-
-    @pytest.fixture
-    def lineage_store(self, claim_store: ClaimStore) -> ClaimStore:
-        return claim_store
-
-    @pytest.fixture
-    def search_store(self, claim_store: ClaimStore) -> ClaimStore:
-        return claim_store
-
-    @pytest.fixture
-    def embedding_store(self, claim_store: ClaimStore) -> ClaimStore:
-        return claim_store
-
-    @pytest.fixture
-    def directive_store(self, claim_store: ClaimStore) -> ClaimStore:
-        return claim_store
-
-    @pytest.fixture
-    def forgetting_store(self, claim_store: ClaimStore) -> ClaimStore:
-        return claim_store
-
-    @pytest.fixture
-    def maintenance_store(self, claim_store: ClaimStore) -> ClaimStore:
-        return claim_store
+    records_store = _the_claim_store("records_store")
+    lineage_store = _the_claim_store("lineage_store")
+    search_store = _the_claim_store("search_store")
+    embedding_store = _the_claim_store("embedding_store")
+    directive_store = _the_claim_store("directive_store")
+    forgetting_store = _the_claim_store("forgetting_store")
+    maintenance_store = _the_claim_store("maintenance_store")

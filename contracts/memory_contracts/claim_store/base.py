@@ -36,6 +36,7 @@ __all__ = [
     "Factory",
     "RoleCases",
     "open_store",
+    "role_fixture",
 ]
 
 A, B = "agent-a", "agent-b"
@@ -70,6 +71,22 @@ def open_store(make: Factory, role: type, tmp_path: Path, clock: ManualClock) ->
     close: Callable[[], None] | None = getattr(store, "close", None)
     if close is not None:
         close()
+
+
+def role_fixture(name: str, factory: str, role: type) -> Any:
+    """A role contract's store fixture `name`: what the subclass's `factory(tmp_path, *,
+    clock, secret_policy)` returns, checked to implement `role`, closed afterwards."""
+
+    @pytest.fixture(name=name)
+    def store(self: object, tmp_path: Path, clock: ManualClock) -> Iterator[Any]:
+        make = getattr(self, factory, None)
+        if make is None:
+            raise NotImplementedError(
+                f"{type(self).__name__} must implement {factory}(tmp_path, *, clock, secret_policy)"
+            )
+        yield from open_store(make, role, tmp_path, clock)
+
+    return store
 
 
 class RoleCases:

@@ -1,20 +1,11 @@
-"""The `DirectiveStoreContract` role contract.
-
-Directives (`DirectiveStore`), the trust plane: order, suggestions, the cap, topics,
-secrets and isolation (R-DIR-1..3, R-PRIV-1, R-PRIV-2). Needs nothing but this role.
-
-Subclass it and implement `make_directive_store(tmp_path, *, clock, secret_policy)`; the
-store must use the `clock` and `secret_policy` it is given.
-"""
+"""`DirectiveStoreContract`: the `DirectiveStore` role, the trust plane — order, suggestions,
+the cap, topics, secrets, isolation (R-DIR-1..3, R-PRIV-1, R-PRIV-2). Needs no other role."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
-from memory_contracts.claim_store.base import A, B, RoleCases, open_store
+from memory_contracts.claim_store.base import A, B, RoleCases, role_fixture
 from memory_contracts.claim_store.support import SECRET_SAMPLE
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.directives import DirectiveKind, DirectiveSource, DirectiveStatus
@@ -25,22 +16,14 @@ from memory_core.domain.errors import (
     ValidationError,
 )
 from memory_core.ports.claims import DirectiveStore
-from memory_core.ports.secrets import SecretPolicy
 
 __all__ = ["DirectiveStoreContract"]
 
 
 class DirectiveStoreContract(RoleCases):
-    """Inherit and implement the factory below; pytest collects the cases."""
+    """Inherit, implement `make_directive_store`; pytest collects the cases."""
 
-    def make_directive_store(
-        self, tmp_path: Path, *, clock: ManualClock, secret_policy: SecretPolicy
-    ) -> DirectiveStore:
-        raise NotImplementedError
-
-    @pytest.fixture
-    def directive_store(self, tmp_path: Path, clock: ManualClock) -> Iterator[DirectiveStore]:
-        yield from open_store(self.make_directive_store, DirectiveStore, tmp_path, clock)
+    directive_store = role_fixture("directive_store", "make_directive_store", DirectiveStore)
 
     def test_directives_are_ordered_by_update_time_then_id(
         self, directive_store: DirectiveStore, clock: ManualClock

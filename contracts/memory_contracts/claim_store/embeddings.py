@@ -1,26 +1,15 @@
-"""The `EmbeddingBookkeepingContract` role contract.
-
-Embedding bookkeeping (`EmbeddingBookkeeping`): the ready set a vector namespace must
-cover and the resets after a model change (R-VEC-4, R-PROV-4).
-
-Subclass it and implement `make_embedding_store(tmp_path, *, clock, secret_policy)`; the
-store must use the `clock` and `secret_policy` it is given.
-"""
+"""`EmbeddingBookkeepingContract`: the `EmbeddingBookkeeping` role — the ready set a vector
+namespace must cover, and the resets after a model change (R-VEC-4, R-PROV-4)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-import pytest
-
-from memory_contracts.claim_store.base import OTHER, A, B, RoleCases, open_store
+from memory_contracts.claim_store.base import OTHER, A, B, RoleCases, role_fixture
 from memory_contracts.claim_store.support import IDENTITY
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import EmbeddingState
 from memory_core.ports.claims import ClaimReader, ClaimWriter, EmbeddingBookkeeping
-from memory_core.ports.secrets import SecretPolicy
 
 __all__ = ["EmbeddingBookkeepingContract", "EmbeddingStore"]
 
@@ -31,16 +20,9 @@ class EmbeddingStore(ClaimReader, ClaimWriter, EmbeddingBookkeeping, Protocol):
 
 
 class EmbeddingBookkeepingContract(RoleCases):
-    """Inherit and implement the factory below; pytest collects the cases."""
+    """Inherit, implement `make_embedding_store`; pytest collects the cases."""
 
-    def make_embedding_store(
-        self, tmp_path: Path, *, clock: ManualClock, secret_policy: SecretPolicy
-    ) -> EmbeddingStore:
-        raise NotImplementedError
-
-    @pytest.fixture
-    def embedding_store(self, tmp_path: Path, clock: ManualClock) -> Iterator[EmbeddingStore]:
-        yield from open_store(self.make_embedding_store, EmbeddingStore, tmp_path, clock)
+    embedding_store = role_fixture("embedding_store", "make_embedding_store", EmbeddingStore)
 
     def test_list_ready_ids_names_recallable_rows_ready_with_exactly_that_identity(
         self, embedding_store: EmbeddingStore, clock: ManualClock

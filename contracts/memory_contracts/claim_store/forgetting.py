@@ -1,18 +1,10 @@
-"""The `ForgettingContract` role contract.
-
-Forgetting (`Forgetting`): tombstones suppress exact replays except an explicit user add,
-belong to their owner, internal rows are refused, a clear fences reads (R-FORGET-1,
-R-WRITE-4/5, R-FORGET-3, R-PRIV-2, R-DOM-1).
-
-Subclass it and implement `make_forgetting_store(tmp_path, *, clock, secret_policy)`; the
-store must use the `clock` and `secret_policy` it is given.
-"""
+"""`ForgettingContract`: the `Forgetting` role — tombstones suppress exact replays except an
+explicit user add and belong to their owner, internal rows are refused, a clear fences
+reads (R-FORGET-1, R-FORGET-3, R-WRITE-4/5, R-PRIV-2, R-DOM-1)."""
 
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import pytest
@@ -26,14 +18,13 @@ from memory_contracts.claim_store.base import (
     A,
     B,
     RoleCases,
-    open_store,
+    role_fixture,
 )
 from memory_contracts.claim_store.support import claim_draft
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.errors import StoreError, ValidationError
 from memory_core.domain.scope import Scope
 from memory_core.ports.claims import ClaimReader, ClaimWriter, Forgetting, InsertStatus
-from memory_core.ports.secrets import SecretPolicy
 
 __all__ = ["ForgettingContract", "ForgettingStore"]
 
@@ -44,16 +35,9 @@ class ForgettingStore(ClaimReader, ClaimWriter, Forgetting, Protocol):
 
 
 class ForgettingContract(RoleCases):
-    """Inherit and implement the factory below; pytest collects the cases."""
+    """Inherit, implement `make_forgetting_store`; pytest collects the cases."""
 
-    def make_forgetting_store(
-        self, tmp_path: Path, *, clock: ManualClock, secret_policy: SecretPolicy
-    ) -> ForgettingStore:
-        raise NotImplementedError
-
-    @pytest.fixture
-    def forgetting_store(self, tmp_path: Path, clock: ManualClock) -> Iterator[ForgettingStore]:
-        yield from open_store(self.make_forgetting_store, ForgettingStore, tmp_path, clock)
+    forgetting_store = role_fixture("forgetting_store", "make_forgetting_store", ForgettingStore)
 
     def test_forgotten_claim_replay_is_suppressed_except_for_an_explicit_user_add(
         self, forgetting_store: ForgettingStore, clock: ManualClock

@@ -1,23 +1,15 @@
-"""The `LineageContract` role contract.
-
-Supersede, manual edit and their lineage (`ClaimWriter` + `LineageReader`): CAS on the
-revision, where a retired state ends, keeping an archived head, and the slot lookup the
-decision step uses (R-LINEAGE-1, R-TIME-1, R-SCOPE-3, R-FORGET-2).
-
-Subclass it and implement `make_lineage_store(tmp_path, *, clock, secret_policy)`; the
-store must use the `clock` and `secret_policy` it is given.
-"""
+"""`LineageContract`: supersede and manual edit with their lineage (`ClaimWriter` and
+`LineageReader`) — CAS on the revision, where a retired state ends, keeping an archived
+head, and the slot lookup the decision step uses (R-LINEAGE-1, R-TIME-1, R-SCOPE-3)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import pytest
 
-from memory_contracts.claim_store.base import BERLIN, HOME, PARIS, A, B, RoleCases, open_store
+from memory_contracts.claim_store.base import BERLIN, HOME, PARIS, A, B, RoleCases, role_fixture
 from memory_contracts.claim_store.support import CONTRACT_EPOCH, claim_draft, state_temporal
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import EmbeddingState, Lifecycle
@@ -31,7 +23,6 @@ from memory_core.ports.claims import (
     InsertStatus,
     LineageReader,
 )
-from memory_core.ports.secrets import SecretPolicy
 
 __all__ = ["LineageContract", "LineageStore"]
 
@@ -42,16 +33,9 @@ class LineageStore(ClaimReader, ClaimWriter, LineageReader, Protocol):
 
 
 class LineageContract(RoleCases):
-    """Inherit and implement the factory below; pytest collects the cases."""
+    """Inherit, implement `make_lineage_store`; pytest collects the cases."""
 
-    def make_lineage_store(
-        self, tmp_path: Path, *, clock: ManualClock, secret_policy: SecretPolicy
-    ) -> LineageStore:
-        raise NotImplementedError
-
-    @pytest.fixture
-    def lineage_store(self, tmp_path: Path, clock: ManualClock) -> Iterator[LineageStore]:
-        yield from open_store(self.make_lineage_store, LineageStore, tmp_path, clock)
+    lineage_store = role_fixture("lineage_store", "make_lineage_store", LineageStore)
 
     def test_manual_edit_is_compare_and_set_on_the_revision(
         self, lineage_store: LineageStore, clock: ManualClock

@@ -1,27 +1,18 @@
-"""The `StoreMaintenanceContract` role contract.
-
-Maintenance (`StoreMaintenance`): repair never alters a valid row; a closed store refuses
-every call (R-TIME-4, R-SCOPE-4, R-STORE-1).
-
-Subclass it and implement `make_maintenance_store(tmp_path, *, clock, secret_policy)`; the
-store must use the `clock` and `secret_policy` it is given.
-"""
+"""`StoreMaintenanceContract`: the `StoreMaintenance` role — repair never alters a valid
+row, and a closed store refuses every call (R-TIME-4, R-SCOPE-4, R-STORE-1)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import pytest
 
-from memory_contracts.claim_store.base import EXTRACTION, A, RoleCases, open_store
+from memory_contracts.claim_store.base import EXTRACTION, A, RoleCases, role_fixture
 from memory_contracts.claim_store.support import CONTRACT_EPOCH, claim_draft, state_temporal
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.errors import StoreError
 from memory_core.domain.scope import Scope
 from memory_core.ports.claims import ClaimReader, ClaimWriter, StoreMaintenance
-from memory_core.ports.secrets import SecretPolicy
 
 __all__ = ["MaintenanceStore", "StoreMaintenanceContract"]
 
@@ -32,16 +23,11 @@ class MaintenanceStore(ClaimReader, ClaimWriter, StoreMaintenance, Protocol):
 
 
 class StoreMaintenanceContract(RoleCases):
-    """Inherit and implement the factory below; pytest collects the cases."""
+    """Inherit, implement `make_maintenance_store`; pytest collects the cases."""
 
-    def make_maintenance_store(
-        self, tmp_path: Path, *, clock: ManualClock, secret_policy: SecretPolicy
-    ) -> MaintenanceStore:
-        raise NotImplementedError
-
-    @pytest.fixture
-    def maintenance_store(self, tmp_path: Path, clock: ManualClock) -> Iterator[MaintenanceStore]:
-        yield from open_store(self.make_maintenance_store, MaintenanceStore, tmp_path, clock)
+    maintenance_store = role_fixture(
+        "maintenance_store", "make_maintenance_store", MaintenanceStore
+    )
 
     def test_repair_leaves_a_valid_store_untouched(
         self, maintenance_store: MaintenanceStore, clock: ManualClock

@@ -1,23 +1,16 @@
-"""The `ClaimRecordsContract` role contract.
-
-Claim records (`ClaimReader`, `ClaimWriter`): insert, duplicates by scoped provenance,
-batches and the secret policy on every claim write (R-DOM-1, R-DOM-3, R-WRITE-4, R-PRIV-1).
-
-Subclass it and implement `make_records_store(tmp_path, *, clock, secret_policy)`; the
-store must use the `clock` and `secret_policy` it is given.
-"""
+"""`ClaimRecordsContract`: the claim records roles (`ClaimReader`, `ClaimWriter`) — insert,
+duplicates by scoped provenance, batches, and the secret policy on every claim write
+(R-DOM-1, R-DOM-3, R-WRITE-4, R-PRIV-1)."""
 
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import pytest
 
-from memory_contracts.claim_store.base import EXTRACTION, USER_ADD, A, RoleCases, open_store
+from memory_contracts.claim_store.base import EXTRACTION, USER_ADD, A, RoleCases, role_fixture
 from memory_contracts.claim_store.support import (
     CONTRACT_EPOCH,
     SECRET_SAMPLE,
@@ -31,7 +24,6 @@ from memory_core.domain.errors import SecretRejected
 from memory_core.domain.provenance import provenance_key
 from memory_core.domain.scope import Scope
 from memory_core.ports.claims import ClaimReader, ClaimWriter, InsertStatus
-from memory_core.ports.secrets import SecretPolicy
 
 __all__ = ["ClaimRecordsContract", "RecordsStore"]
 
@@ -42,16 +34,9 @@ class RecordsStore(ClaimReader, ClaimWriter, Protocol):
 
 
 class ClaimRecordsContract(RoleCases):
-    """Inherit and implement the factory below; pytest collects the cases."""
+    """Inherit, implement `make_records_store`; pytest collects the cases."""
 
-    def make_records_store(
-        self, tmp_path: Path, *, clock: ManualClock, secret_policy: SecretPolicy
-    ) -> RecordsStore:
-        raise NotImplementedError
-
-    @pytest.fixture
-    def records_store(self, tmp_path: Path, clock: ManualClock) -> Iterator[RecordsStore]:
-        yield from open_store(self.make_records_store, RecordsStore, tmp_path, clock)
+    records_store = role_fixture("records_store", "make_records_store", RecordsStore)
 
     def test_insert_round_trips_every_field(
         self, records_store: RecordsStore, clock: ManualClock

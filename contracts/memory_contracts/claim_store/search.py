@@ -1,27 +1,17 @@
-"""The `ClaimSearchContract` role contract.
-
-Search (`ClaimSearch`): the owner and scope predicates before LIMIT, literal terms,
-tie-breaks, re-validation by scope and access accounting (R-READ-3, R-READ-8, R-SCOPE-1).
-
-Subclass it and implement `make_search_store(tmp_path, *, clock, secret_policy)`; the
-store must use the `clock` and `secret_policy` it is given.
-"""
+"""`ClaimSearchContract`: the `ClaimSearch` role — owner and scope predicates before LIMIT,
+literal terms, tie-breaks, re-validation by scope, access accounting (R-READ-3, R-READ-8,
+R-SCOPE-1)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-import pytest
-
-from memory_contracts.claim_store.base import AGENT_ONLY, EXTRACTION, A, B, RoleCases, open_store
+from memory_contracts.claim_store.base import AGENT_ONLY, EXTRACTION, A, B, RoleCases, role_fixture
 from memory_contracts.claim_store.support import claim_draft
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import EmbeddingState, Lifecycle
 from memory_core.domain.scope import Scope, ScopeContext, ScopeFilter
 from memory_core.ports.claims import ClaimReader, ClaimSearch, ClaimWriter, InsertStatus, MatchMode
-from memory_core.ports.secrets import SecretPolicy
 
 __all__ = ["ClaimSearchContract", "SearchStore"]
 
@@ -32,16 +22,9 @@ class SearchStore(ClaimReader, ClaimWriter, ClaimSearch, Protocol):
 
 
 class ClaimSearchContract(RoleCases):
-    """Inherit and implement the factory below; pytest collects the cases."""
+    """Inherit, implement `make_search_store`; pytest collects the cases."""
 
-    def make_search_store(
-        self, tmp_path: Path, *, clock: ManualClock, secret_policy: SecretPolicy
-    ) -> SearchStore:
-        raise NotImplementedError
-
-    @pytest.fixture
-    def search_store(self, tmp_path: Path, clock: ManualClock) -> Iterator[SearchStore]:
-        yield from open_store(self.make_search_store, SearchStore, tmp_path, clock)
+    search_store = role_fixture("search_store", "make_search_store", SearchStore)
 
     def test_fts_applies_the_owner_predicate_before_limit(
         self, search_store: SearchStore, clock: ManualClock
