@@ -30,7 +30,7 @@ __all__ = ["CrossRoleCases"]
 
 
 class CrossRoleCases(RoleCases):
-    """Inherit and implement the factory below; pytest collects the cases."""
+    """Mixed into `ClaimStoreContract`, which provides the `claim_store` fixture."""
 
     def test_internal_rows_are_never_listed_embedded_or_searched(
         self, claim_store: ClaimStore, clock: ManualClock
