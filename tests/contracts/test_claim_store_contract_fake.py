@@ -1,6 +1,5 @@
 """The ClaimStore contract suite, run against the in-memory fake (R-ARCH-5), plus the fake's
-own tests: `list_ready_ids`/`reset_embeddings` (new on the port, not yet in the contract),
-one-transaction rollback, storage time precision and use after close."""
+own promises: one-transaction rollback, storage time precision and use after close."""
 
 from __future__ import annotations
 
@@ -10,15 +9,14 @@ from pathlib import Path
 import pytest
 
 from memory_contracts.claim_store import ClaimStoreContract
-from memory_contracts.claim_store_support import (
+from memory_contracts.claim_store.support import (
     CONTRACT_EPOCH,
-    IDENTITY,
     MarkerSecretPolicy,
     claim_draft,
 )
 from memory_contracts.fake_claim_store import InMemoryClaimStore
 from memory_contracts.fakes import ManualClock
-from memory_core.domain.claims import Claim, EmbeddingIdentity, WriteOrigin
+from memory_core.domain.claims import Claim, WriteOrigin
 from memory_core.domain.errors import SecretRejected, StoreError
 from memory_core.ports.claims import ClaimStore, InsertStatus
 from memory_core.ports.secrets import SecretPolicy
@@ -31,9 +29,8 @@ class TestInMemoryClaimStoreContract(ClaimStoreContract):
         return InMemoryClaimStore(clock=clock, secret_policy=secret_policy)
 
 
-# --- beyond the contract: the port's newest methods and the fake's own promises -------------
+# --- beyond the contract: the fake's own promises --------------------------------------------
 A, B = "agent-a", "agent-b"
-OTHER = EmbeddingIdentity(provider="contract", model="m2", dim=8)
 
 
 @pytest.fixture
@@ -52,17 +49,6 @@ def _add(store: InMemoryClaimStore, clock: ManualClock, content: str, **fields: 
     )
     assert outcome.status is InsertStatus.INSERTED and outcome.claim is not None
     return outcome.claim
-
-
-def _ready(store: InMemoryClaimStore, clock: ManualClock, claim: Claim, identity=IDENTITY) -> None:
-    assert store.mark_embedding(
-        A,
-        claim.id,
-        expected_revision=claim.revision,
-        identity=identity,
-        ready=True,
-        now=clock.now(),
-    )
 
 
 def test_fake_satisfies_the_port_and_defaults_to_the_pattern_policy() -> None:

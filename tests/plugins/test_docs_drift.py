@@ -129,8 +129,9 @@ def test_the_register_signature_in_the_hook_reference_is_the_loaders() -> None:
 
 # --- ports and architecture ----------------------------------------------------------------
 def _ports() -> Iterator[tuple[str, type]]:
-    for module_info in pkgutil.iter_modules(memory_core.ports.__path__):
-        module = importlib.import_module(f"memory_core.ports.{module_info.name}")
+    # walk_packages: the claim-store role ports live in the subpackage memory_core.ports.claims.
+    for module_info in pkgutil.walk_packages(memory_core.ports.__path__, "memory_core.ports."):
+        module = importlib.import_module(module_info.name)
         for value in vars(module).values():
             if (
                 isinstance(value, type)

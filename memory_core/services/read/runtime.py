@@ -18,6 +18,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Sequence
 from enum import StrEnum
+from typing import Protocol, runtime_checkable
 
 import attrs
 
@@ -39,7 +40,7 @@ from memory_core.domain.manifest import (
 from memory_core.domain.scope import ScopeContext, ScopeFilter
 from memory_core.domain.temporal_policy import TemporalPolicy
 from memory_core.ports.blocking import BlockingCalls
-from memory_core.ports.claims import ClaimStore
+from memory_core.ports.claims import ClaimReader, ClaimSearch, DirectiveReader
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.scheduler import TaskScheduler
 from memory_core.ports.tape import Anchor, AnchorKind, TapeAnchorWriter
@@ -56,7 +57,7 @@ from memory_core.services.write.ingestion.service import IngestionRuntime
 from memory_core.services.write.ingestion.types import IngestionReport, SessionKind, TurnOutcome
 from memory_core.settings import MemorySettings
 
-__all__ = ["ContributionOutcome", "MemoryRuntime", "TurnContribution", "place"]
+__all__ = ["ContributionOutcome", "MemoryRuntime", "RuntimeStore", "TurnContribution", "place"]
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +128,12 @@ def place(contribution: TurnContribution | None, user_text: str) -> str:
     return f"{text}{_JOIN}{user_text}" if text else user_text
 
 
+@runtime_checkable
+class RuntimeStore(ClaimReader, ClaimSearch, DirectiveReader, Protocol):
+    """The roles a turn reads through: the working source, active directives and the
+    access counts of what entered the prompt."""
+
+
 class MemoryRuntime:
     """Created per session by the MemoryService; cheap, holds only per-session state."""
 
@@ -136,7 +143,7 @@ class MemoryRuntime:
         agent_id: str,
         session_id: str,
         kind: SessionKind,
-        store: ClaimStore,
+        store: RuntimeStore,
         retrieval: RetrievalService,
         anchors: TapeAnchorWriter | None,
         domain_clock: DomainClock,

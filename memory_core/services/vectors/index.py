@@ -22,7 +22,7 @@ from memory_core.domain.errors import (
     ProviderError,
     StoreError,
 )
-from memory_core.ports.claims import ClaimStore
+from memory_core.ports.claims import EmbeddingBookkeeping
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.scheduler import TaskHandle, TaskScheduler
 from memory_core.ports.vectors import ReadyCertificate, VectorStore
@@ -50,7 +50,7 @@ class VectorIndex:
     def __init__(
         self,
         *,
-        store: ClaimStore,
+        store: EmbeddingBookkeeping,
         vectors: VectorStore | None,
         gateway: ProviderGateway | None,
         domain_clock: DomainClock,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import attrs
 
@@ -40,7 +41,7 @@ from memory_core.domain.provenance import query_hash
 from memory_core.domain.scope import ScopeFilter
 from memory_core.domain.temporal_policy import TemporalMode, assess
 from memory_core.ports.blocking import BlockingCalls
-from memory_core.ports.claims import ClaimStore, MatchMode
+from memory_core.ports.claims import ClaimSearch, ClearStatus, DirectiveReader, MatchMode
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.vectors import ReadyCertificate, VectorHit, VectorStoreCold
 from memory_core.services.providers.gateway.service import ProviderGateway
@@ -72,6 +73,7 @@ __all__ = [
     "RetrievalRequest",
     "RetrievalResult",
     "RetrievalService",
+    "RetrievalStore",
 ]
 
 log = logging.getLogger(__name__)
@@ -86,11 +88,17 @@ class _Source:
     saturated: bool = False
 
 
+@runtime_checkable
+class RetrievalStore(ClaimSearch, DirectiveReader, ClearStatus, Protocol):
+    """The roles recall reads through: search and re-validation, the active directives,
+    and which agents a clear fences (to say why nothing came back)."""
+
+
 class RetrievalService:
     def __init__(
         self,
         *,
-        store: ClaimStore,
+        store: RetrievalStore,
         domain_clock: DomainClock,
         infra_clock: InfraClock,
         calls: BlockingCalls,

@@ -7,8 +7,8 @@ Two halves, so that the slow part never holds the agent's write lock:
 - `DecisionService.apply` (sync, under the lock): carry the plan out against the store. Exact
   replays come back DUPLICATE and tombstoned text SUPPRESSED from the store's own insert
   transaction (R-WRITE-4); a candidate with a `slot` supersedes the live claim holding that
-  slot in the same scope (`ClaimStore.find_live_by_slot`), with its lineage edge, in one
-  `ClaimStore.supersede` transaction (R-LINEAGE-1) — which revives the retired row when the
+  slot in the same scope (`ClaimReader.find_live_by_slot`), with its lineage edge, in one
+  `ClaimWriter.supersede` transaction (R-LINEAGE-1) — which revives the retired row when the
   candidate returns to an earlier value (Paris → Berlin → Paris). Nothing ever crosses
   scopes (R-SCOPE-3). Directive suggestions become drafts only (R-DIR-1).
 
@@ -41,7 +41,13 @@ from memory_core.domain.provenance import canonical_content
 from memory_core.domain.scope import Scope
 from memory_core.domain.temporal import Precision, TemporalMetadata
 from memory_core.domain.temporal_policy import TemporalMode, assess
-from memory_core.ports.claims import ClaimStore, InsertOutcome, InsertStatus
+from memory_core.ports.claims import (
+    ClaimReader,
+    ClaimWriter,
+    DirectiveStore,
+    InsertOutcome,
+    InsertStatus,
+)
 from memory_core.ports.extraction import DirectiveSuggestion, ExtractionResult, RejectionReason
 from memory_core.services.providers.gateway.service import ProviderGateway, TextPurpose
 from memory_core.services.write.decision.candidates import (
@@ -63,6 +69,7 @@ from memory_core.settings import MemorySettings
 __all__ = [
     "DecisionPlan",
     "DecisionService",
+    "DecisionStore",
     "NeighbourFinder",
     "PlannedWrite",
     "WriteContext",
@@ -188,6 +195,12 @@ class _Tally:
             self.duplicates.append(outcome.claim.id)
 
 
+@runtime_checkable
+class DecisionStore(ClaimReader, ClaimWriter, DirectiveStore, Protocol):
+    """The roles the decision step writes through: slot lookup, inserts, supersede and
+    directive suggestions."""
+
+
 class DecisionService:
     """Decides and stores one batch of candidates for one agent and scope.
 
@@ -197,7 +210,7 @@ class DecisionService:
 
     def __init__(
         self,
-        store: ClaimStore,
+        store: DecisionStore,
         *,
         gateway: ProviderGateway | None = None,
         neighbours: NeighbourFinder | None = None,

@@ -1,4 +1,4 @@
-"""Helpers for `ClaimStoreContract`: a deterministic secret policy and draft builders.
+"""Helpers for the claim-store contracts: a deterministic secret policy and draft builders.
 
 The policy rejects one recognisable marker, so the contract checks that a store *applies*
 the policy it was given (R-PRIV-1) without depending on any detector's tuning.

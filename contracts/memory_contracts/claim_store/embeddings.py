@@ -1,0 +1,97 @@
+"""`EmbeddingBookkeepingContract`: the `EmbeddingBookkeeping` role — the ready set a vector
+namespace must cover, and the resets after a model change (R-VEC-4, R-PROV-4)."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from memory_contracts.claim_store.base import OTHER, A, B, RoleCases, role_fixture
+from memory_contracts.claim_store.support import IDENTITY
+from memory_contracts.fakes import ManualClock
+from memory_core.domain.claims import EmbeddingState
+from memory_core.ports.claims import ClaimReader, ClaimWriter, EmbeddingBookkeeping
+
+__all__ = ["EmbeddingBookkeepingContract", "EmbeddingStore"]
+
+
+@runtime_checkable
+class EmbeddingStore(ClaimReader, ClaimWriter, EmbeddingBookkeeping, Protocol):
+    """What the contract calls: its role, and the claim records that set cases up."""
+
+
+class EmbeddingBookkeepingContract(RoleCases):
+    """Inherit, implement `make_embedding_store`; pytest collects the cases."""
+
+    embedding_store = role_fixture("embedding_store", "make_embedding_store", EmbeddingStore)
+
+    def test_list_ready_ids_names_recallable_rows_ready_with_exactly_that_identity(
+        self, embedding_store: EmbeddingStore, clock: ManualClock
+    ) -> None:
+        """R-PROV-4, R-VEC-4: warm-up sees only rows embedded in the current vector space."""
+        rows = [self._add(embedding_store, clock, f"fact number {i}") for i in range(6)]
+        for row in rows[:4]:
+            self._ready(embedding_store, clock, row)
+        self._ready(embedding_store, clock, rows[4], OTHER)
+        embedding_store.archive(A, rows[3].id, now=clock.now())
+        theirs = self._add(embedding_store, clock, "fact number 0", agent_id=B)
+        assert embedding_store.mark_embedding(
+            B, theirs.id, expected_revision=1, identity=IDENTITY, ready=True, now=clock.now()
+        )
+        assert embedding_store.list_ready_ids(A, IDENTITY) == sorted(r.id for r in rows[:3])
+        assert embedding_store.list_ready_ids(A, OTHER) == [rows[4].id]
+        assert embedding_store.list_ready_ids(B, IDENTITY) == [theirs.id]
+        assert embedding_store.list_ready_ids("agent-unknown", IDENTITY) == []
+
+    def test_reset_of_all_embeddings_keeps_revisions_and_skips_other_rows(
+        self, embedding_store: EmbeddingStore, clock: ManualClock
+    ) -> None:
+        """R-PROV-4: an identity change re-embeds every recallable row of the owner only."""
+        live = [self._add(embedding_store, clock, f"live fact {i}") for i in range(3)]
+        for row in live:
+            self._ready(embedding_store, clock, row)
+        archived = self._add(embedding_store, clock, "archived fact")
+        self._ready(embedding_store, clock, archived)
+        archived = embedding_store.archive(A, archived.id, now=clock.now())
+        persona = self._add(embedding_store, clock, "persona text", kind="persona")
+        theirs = self._add(embedding_store, clock, "their fact", agent_id=B)
+        assert embedding_store.mark_embedding(
+            B, theirs.id, expected_revision=1, identity=IDENTITY, ready=True, now=clock.now()
+        )
+        clock.advance(60)
+        assert embedding_store.reset_embeddings(A, None, now=clock.now()) == 3
+        for row in live:
+            reset = embedding_store.get(A, row.id)
+            assert (reset.embedding_state, reset.embedding) == (EmbeddingState.PENDING, None)
+            assert (reset.revision, reset.updated_at) == (row.revision, row.updated_at)
+        assert embedding_store.get(A, archived.id) == archived
+        assert embedding_store.get(A, persona.id).embedding_state is EmbeddingState.NOT_APPLICABLE
+        assert embedding_store.get(B, theirs.id).embedding_state is EmbeddingState.READY
+        pending = embedding_store.list_pending_embeddings(A, limit=10)
+        assert sorted(c.id for c in pending) == sorted(r.id for r in live)
+        assert (
+            embedding_store.reset_embeddings(A, None, now=clock.now()) == 0
+        )  # nothing left to change
+
+    def test_reset_of_named_embeddings_touches_only_the_owners_named_rows(
+        self, embedding_store: EmbeddingStore, clock: ManualClock
+    ) -> None:
+        """R-VEC-4: ids missing from the vector store are re-embedded; the old revision still
+        marks the new vector ready, because a reset is not a content change."""
+        first, second, third = (
+            self._add(embedding_store, clock, f"named fact {i}") for i in range(3)
+        )
+        for row in (first, second):
+            self._ready(embedding_store, clock, row)
+        embedding_store.mark_embedding(
+            A, third.id, expected_revision=1, identity=None, ready=False, now=clock.now()
+        )
+        theirs = self._add(embedding_store, clock, "their named fact", agent_id=B)
+        count = embedding_store.reset_embeddings(
+            A, [second.id, "mem-unknown", theirs.id, second.id, third.id], now=clock.now()
+        )
+        assert count == 2
+        assert embedding_store.get(A, first.id).embedding_state is EmbeddingState.READY
+        assert embedding_store.get(A, third.id).embedding_state is EmbeddingState.PENDING
+        assert embedding_store.list_ready_ids(A, IDENTITY) == [first.id]
+        self._ready(embedding_store, clock, embedding_store.get(A, second.id))
+        assert embedding_store.list_ready_ids(A, IDENTITY) == sorted([first.id, second.id])
