@@ -1,0 +1,28 @@
+"""The memory facade, one module per group of use cases (see `facade`)."""
+
+from memory_core.services.memory.controls import ClearListener, ClearResult
+from memory_core.services.memory.diagnostics import (
+    AgentHealth,
+    CheckStatus,
+    HealthCheck,
+    HealthReport,
+    ProviderProbe,
+)
+from memory_core.services.memory.facade import MemoryService
+from memory_core.services.memory.tools import ForgetResult, RememberResult, RememberStatus
+from memory_core.services.memory.upkeep import ReindexReport
+
+__all__ = [
+    "AgentHealth",
+    "CheckStatus",
+    "ClearListener",
+    "ClearResult",
+    "ForgetResult",
+    "HealthCheck",
+    "HealthReport",
+    "MemoryService",
+    "ProviderProbe",
+    "ReindexReport",
+    "RememberResult",
+    "RememberStatus",
+]
