@@ -1,5 +1,9 @@
-"""The memory facade, one module per group of use cases (see `facade`)."""
+"""The memory facade, one module per group of use cases (see `facade`).
 
+`ClearProgress` is the port's value, re-exported because clients hear it from `clear`.
+"""
+
+from memory_core.ports.claims import ClearProgress
 from memory_core.services.memory.controls import ClearListener, ClearResult
 from memory_core.services.memory.diagnostics import (
     AgentHealth,
@@ -16,6 +20,7 @@ __all__ = [
     "AgentHealth",
     "CheckStatus",
     "ClearListener",
+    "ClearProgress",
     "ClearResult",
     "ForgetResult",
     "HealthCheck",

@@ -17,12 +17,11 @@ from memory_core.domain.directives import Directive, DirectiveKind, DirectiveSta
 from memory_core.domain.errors import ValidationError
 from memory_core.domain.scope import Scope, ScopeContext, ScopeFilter
 from memory_core.domain.serialization import unstructure
-from memory_core.services.memory import ClearResult, RememberStatus
+from memory_core.services.memory import ClearProgress, ClearResult, RememberStatus
 from memory_plugins.cli.context import CommandContext
 from memory_plugins.cli.memory import call
 
 if TYPE_CHECKING:
-    from memory_core.ports.claims import ClearProgress
     from memory_plugins.cli.main import CommandTable
 
 __all__ = ["register"]
