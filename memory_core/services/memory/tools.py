@@ -20,6 +20,7 @@ from memory_core.domain.claims import (
     WriteOrigin,
 )
 from memory_core.domain.scope import Scope, ScopeContext
+from memory_core.domain.temporal import ATEMPORAL, TemporalMetadata
 from memory_core.ports.claims import InsertStatus
 from memory_core.services.memory.parts import MemoryParts
 from memory_core.services.read.retrieval.service import (
@@ -79,15 +80,19 @@ class MemoryTools(MemoryParts):
         kind: ClaimKind = ClaimKind.SEMANTIC,
         category: Category | None = None,
         importance: float = REMEMBER_IMPORTANCE,
+        temporal: TemporalMetadata = ATEMPORAL,
     ) -> RememberResult:
         """Store one fact. The model's `memory_remember` never releases a tombstone; only an
-        explicit user add (`user_add=True`) brings back forgotten text (R-WRITE-5)."""
+        explicit user add (`user_add=True`) brings back forgotten text (R-WRITE-5).
+        `temporal` is for callers that know when the fact holds (the model's tool does not
+        say; an evaluation replaying dated facts does)."""
         draft = ClaimDraft(
             agent_id=agent_id,
             kind=kind,
             content=content,
             category=category,
             importance=importance,
+            temporal=temporal,
             scope=scope or Scope.agent(),
             source=ClaimSource(session_id=session_id, extractor="user" if user_add else "tool"),
         )

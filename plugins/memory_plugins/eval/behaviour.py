@@ -30,13 +30,12 @@ from pathlib import Path
 
 import attrs
 
-from memory_core.domain.claims import ClaimDraft, ClaimKind, ClaimSource, WriteOrigin
+from memory_core.domain.claims import ClaimDraft, ClaimKind, ClaimSource
 from memory_core.domain.directives import DirectiveKind
 from memory_core.domain.errors import ValidationError
 from memory_core.domain.scope import Scope
 from memory_core.domain.temporal import ATEMPORAL, Interval, TemporalMetadata
 from memory_core.domain.tokens import estimate_tokens
-from memory_core.ports.claims import InsertStatus
 from memory_core.services.read.runtime import ContributionOutcome, MemoryRuntime, TurnContribution
 from memory_core.services.read.sanitizer import sanitize
 from memory_core.services.service import RememberStatus
@@ -189,8 +188,8 @@ class _ScenarioRun:
         service = self.memory.service
         seeded_at = self.memory.clock.now() - SEED_AGE
         for row in self.scenario.rows:
-            outcome = service.store.insert(
-                self._draft(row), origin=WriteOrigin.IMPORT, now=seeded_at
+            (outcome,) = await service.import_claims(
+                self.agent_id, [self._draft(row)], recorded_at=seeded_at
             )
             if outcome.claim is None:
                 self.failures.append(f"rows: {row.id} was not stored ({outcome.status.value})")
@@ -212,25 +211,17 @@ class _ScenarioRun:
     async def _replay(self, row: RowSpec) -> int:
         """1 when the model's write created a row, else 0 (duplicate or suppressed)."""
         draft = self._draft(row)
-        service = self.memory.service
-        if draft.temporal.is_atemporal:
-            result = await service.remember(
-                self.agent_id,
-                row.content,
-                session_id=row.session_id,
-                scope=draft.scope,
-                kind=ClaimKind(row.kind),
-                importance=row.importance,
-            )
-            created = result.status is RememberStatus.STORED
-            claim_id = result.claim_id
-        else:
-            # `remember` takes no temporal metadata; this is the store call it makes.
-            outcome = service.store.insert(
-                draft, origin=WriteOrigin.MODEL_TOOL, now=self.memory.clock.now()
-            )
-            created = outcome.status is InsertStatus.INSERTED
-            claim_id = outcome.claim.id if outcome.claim is not None else None
+        result = await self.memory.service.remember(
+            self.agent_id,
+            row.content,
+            session_id=row.session_id,
+            scope=draft.scope,
+            kind=ClaimKind(row.kind),
+            importance=row.importance,
+            temporal=draft.temporal,
+        )
+        created = result.status is RememberStatus.STORED
+        claim_id = result.claim_id
         if created and claim_id is not None:
             self.ids[row.id] = claim_id
         return int(created)
