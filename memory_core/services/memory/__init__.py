@@ -13,10 +13,12 @@ from memory_core.services.memory.diagnostics import (
     ProviderProbe,
 )
 from memory_core.services.memory.facade import MemoryService
+from memory_core.services.memory.rankings import MAX_DEPTH, Ranking, RankSource
 from memory_core.services.memory.tools import ForgetResult, RememberResult, RememberStatus
 from memory_core.services.memory.upkeep import ReindexReport
 
 __all__ = [
+    "MAX_DEPTH",
     "AgentHealth",
     "CheckStatus",
     "ClearListener",
@@ -27,6 +29,8 @@ __all__ = [
     "HealthReport",
     "MemoryService",
     "ProviderProbe",
+    "RankSource",
+    "Ranking",
     "ReindexReport",
     "RememberResult",
     "RememberStatus",
