@@ -1,19 +1,21 @@
-"""One door: the CLI is a client of `MemoryService`, never of a store (R-ARCH-5, R-HOST-2).
+"""One door: the CLI and the evaluation are clients of `MemoryService`, never of a store
+(R-ARCH-5, R-HOST-2).
 
-Every command opens memory through `open_memory` and calls the service. This guard reads
-each module under `memory_plugins/cli` from its AST and fails on what a second door looks
-like:
+Every command opens memory through `open_memory` and calls the service; the evaluation
+opens it through the public API. This guard reads each module under `memory_plugins/cli`
+and `memory_plugins/eval` from its AST and fails on what a second door looks like:
 
-- `cli-imports-store`: importing an adapter, a builtin plugin factory, or a store port
-  module (the claim store's ports, the vector store's, the cursor store's) — anywhere in the
-  file, under `TYPE_CHECKING` and as a literal dynamic import too;
-- `cli-creates-store`: calling (or naming in a string) a registry's `create_*_store`;
-- `cli-store-attribute`: reaching through `.store` or `.vectors` (`memory.store.get(...)`,
+- `imports-store`: importing an adapter, a builtin plugin factory, or a store port module
+  (the claim store's ports, the vector store's, the cursor store's) — anywhere in the file,
+  under `TYPE_CHECKING` and as a literal dynamic import too;
+- `creates-store`: calling (or naming in a string) a registry's `create_*_store`;
+- `store-attribute`: reaching through `.store` or `.vectors` (`memory.store.get(...)`,
   `memory.index.vectors.drop_agent(...)`);
-- `cli-store-method`: calling a store port's method on anything but the service. The CLI
-  calls the service `memory` everywhere (`async with opened(ctx) as memory`,
-  `call(ctx, lambda memory: ...)`), so that is the one receiver allowed to answer to a
-  name the stores also use (`memory.delete`, `memory.list_claims`).
+- `store-method`: calling a store port's method on anything but the service. The service
+  is called `memory` in the CLI (`async with opened(ctx) as memory`,
+  `call(ctx, lambda memory: ...)`) and `service` or `<evaluation memory>.service` in the
+  evaluation; those are the receivers allowed to answer to a name the stores also use
+  (`memory.delete`, `service.warm`).
 
 The store method names are read from the port Protocols themselves, so a method added to a
 port is guarded without editing this file. Names that builtin containers also have (`get`,
@@ -38,15 +40,19 @@ import pytest
 import memory_core.ports
 
 from .imports_ast import iter_python_modules, read_file_facts
-from .layout import CLI_DIR, copy_package, describe, plant
+from .layout import CLI_DIR, PLUGINS_DIR, copy_package, describe, plant
 
-CLI_PACKAGE = "memory_plugins.cli"
+# The clients this guard holds to one door: (directory, package name).
+CLIENTS = {
+    "cli": (CLI_DIR, "memory_plugins.cli"),
+    "eval": (PLUGINS_DIR / "eval", "memory_plugins.eval"),
+}
 # Where the store ports live; a package here is walked, so role ports split into modules
 # of it stay covered.
 STORE_PORT_MODULES = ("memory_core.ports.claims", "memory_core.ports.vectors")
 FORBIDDEN_IMPORTS = ("memory_adapters", "memory_plugins.builtin")
 STORE_ATTRIBUTES = ("store", "vectors")
-SERVICE_NAME = "memory"
+SERVICE_NAMES = ("memory", "service")
 _CREATE_STORE = re.compile(r"create_\w*_store")
 _BUILTIN_METHODS = frozenset().union(
     *(dir(kind) for kind in (dict, list, set, frozenset, tuple, str, bytes))
@@ -119,36 +125,39 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in STORE_ATTRIBUTES:
-            self._add(node, "cli-store-attribute", f".{node.attr}")
+            self._add(node, "store-attribute", f".{node.attr}")
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         if isinstance(func, ast.Attribute):
             if _CREATE_STORE.fullmatch(func.attr):
-                self._add(node, "cli-creates-store", f".{func.attr}(...)")
-            elif func.attr in STORE_METHODS and not (
-                isinstance(func.value, ast.Name) and func.value.id == SERVICE_NAME
-            ):
-                self._add(node, "cli-store-method", f"{ast.unparse(func)}(...)")
+                self._add(node, "creates-store", f".{func.attr}(...)")
+            elif func.attr in STORE_METHODS and not _is_service(func.value):
+                self._add(node, "store-method", f"{ast.unparse(func)}(...)")
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and _CREATE_STORE.fullmatch(node.value):
-            self._add(node, "cli-creates-store", repr(node.value))
+            self._add(node, "creates-store", repr(node.value))
 
 
-def scan_cli(cli_dir: Path) -> list[Finding]:
-    """Every second door under `cli_dir` (the `memory_plugins.cli` package or a copy)."""
+def _is_service(receiver: ast.expr) -> bool:
+    """`memory`, `service`, or an attribute chain ending in `.service`."""
+    if isinstance(receiver, ast.Name):
+        return receiver.id in SERVICE_NAMES
+    return isinstance(receiver, ast.Attribute) and receiver.attr == "service"
+
+
+def scan_client(package_dir: Path, package_name: str) -> list[Finding]:
+    """Every second door under `package_dir` (a client package or a copy of one)."""
     findings: list[Finding] = []
     forbidden = (*FORBIDDEN_IMPORTS, *STORE_PORTS)
-    for path, module in iter_python_modules(cli_dir, CLI_PACKAGE):
+    for path, module in iter_python_modules(package_dir, package_name):
         for ref in read_file_facts(path, module).imports:
             target = ref.first_match(forbidden)
             if target is not None:
-                findings.append(
-                    Finding(path, ref.line, "cli-imports-store", f"{ref.how} of {target}")
-                )
+                findings.append(Finding(path, ref.line, "imports-store", f"{ref.how} of {target}"))
         visitor = _Visitor(path)
         visitor.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
         findings.extend(visitor.findings)
@@ -161,10 +170,12 @@ def test_the_guard_knows_the_store_ports() -> None:
     assert {"begin_clear", "search_fts", "drop_agent", "list_pending_embeddings"} <= STORE_METHODS
 
 
-def test_the_cli_reaches_memory_only_through_the_service() -> None:
-    """R-ARCH-5, R-HOST-2: no CLI module builds a store, imports one, or calls one."""
-    findings = scan_cli(CLI_DIR)
-    assert not findings, "the CLI has a second door to storage:\n" + describe(findings)
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+def test_the_clients_reach_memory_only_through_the_service(client: str) -> None:
+    """R-ARCH-5, R-HOST-2: no CLI or evaluation module builds a store, imports one, or
+    calls one."""
+    findings = scan_client(*CLIENTS[client])
+    assert not findings, f"{client} has a second door to storage:\n" + describe(findings)
 
 
 # (planted source appended to a CLI module, 1-based line of the violation in it, rule)
@@ -173,75 +184,75 @@ PLANTED = [
         "def f(ctx, context):\n"
         "    return ctx.plugins.registry.create_claim_store('sqlite', context)\n",
         2,
-        "cli-creates-store",
+        "creates-store",
         id="create-claim-store",
     ),
     pytest.param(
         "def f(registry, context):\n    return registry.create_vector_store('duckdb', context)\n",
         2,
-        "cli-creates-store",
+        "creates-store",
         id="create-vector-store",
     ),
     pytest.param(
         "def f(registry):\n    return getattr(registry, 'create_claim_store')\n",
         2,
-        "cli-creates-store",
+        "creates-store",
         id="create-by-name",
     ),
     pytest.param(
         "from memory_adapters.sqlite_store import SqliteClaimStore\n",
         1,
-        "cli-imports-store",
+        "imports-store",
         id="adapter-import",
     ),
     pytest.param(
         "from memory_plugins.builtin import claim_stores\n",
         1,
-        "cli-imports-store",
+        "imports-store",
         id="builtin-factory-import",
     ),
     pytest.param(
         "from memory_core.ports.claims import ClaimStore\n",
         1,
-        "cli-imports-store",
+        "imports-store",
         id="claim-port-import",
     ),
     pytest.param(
         "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
         "    from memory_core.ports.vectors import VectorStore\n",
         4,
-        "cli-imports-store",
+        "imports-store",
         id="type-checking-vector-port",
     ),
     pytest.param(
         "import importlib\n\nimportlib.import_module('memory_adapters.sqlite_store')\n",
         3,
-        "cli-imports-store",
+        "imports-store",
         id="dynamic-adapter-import",
     ),
     pytest.param(
         "def f(memory):\n    return memory.store.list_claims('A')\n",
         2,
-        "cli-store-attribute",
+        "store-attribute",
         id="store-chain",
     ),
     pytest.param(
         "async def f(memory, d, c):\n"
         "    await memory.index.vectors.drop_agent('A', deadline=d, cancel=c)\n",
         2,
-        "cli-store-attribute",
+        "store-attribute",
         id="vectors-chain",
     ),
     pytest.param(
         "def f(store, now):\n    return store.begin_clear('A', now=now)\n",
         2,
-        "cli-store-method",
+        "store-method",
         id="claim-store-method",
     ),
     pytest.param(
         "async def f(vectors, d, c):\n    await vectors.list_ids('A', deadline=d, cancel=c)\n",
         2,
-        "cli-store-method",
+        "store-method",
         id="vector-store-method",
     ),
 ]
@@ -257,7 +268,7 @@ def test_the_guard_reports_a_planted_second_door(
     target = cli / "store_cmds.py"
     offset = plant(target, source)
 
-    findings = scan_cli(cli)
+    findings = scan_client(cli, "memory_plugins.cli")
 
     assert (target, offset + line, rule) in {(f.path, f.line, f.rule) for f in findings}, describe(
         findings
@@ -266,13 +277,16 @@ def test_the_guard_reports_a_planted_second_door(
 
 
 def test_the_service_may_answer_to_store_method_names(tmp_path: Path) -> None:
-    """The service is the door: `memory.delete(...)` and `memory.list_claims(...)` pass."""
+    """The service is the door: `memory.delete(...)`, `service.warm(...)` and
+    `self.memory.service.list_claims(...)` pass; so does a dict's `.get`."""
     cli = copy_package(CLI_DIR, tmp_path)
     plant(
         cli / "store_cmds.py",
-        "async def f(memory):\n"
+        "async def f(self, memory, service):\n"
         "    await memory.delete('A', 'mem-1')\n"
-        "    return memory.list_claims('A'), {'a': 1}.get('a')\n",
+        "    await service.warm('A')\n"
+        "    return self.memory.service.list_claims('A'), {'a': 1}.get('a')\n",
     )
 
-    assert not scan_cli(cli), describe(scan_cli(cli))
+    findings = scan_client(cli, "memory_plugins.cli")
+    assert not findings, describe(findings)
