@@ -31,9 +31,9 @@ import inspect
 import pkgutil
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import NamedTuple
 
 import pytest
 
@@ -104,8 +104,9 @@ STORE_PORTS = _store_port_modules()
 STORE_METHODS = _store_methods(STORE_PORTS)
 
 
-@dataclass(frozen=True, order=True)
-class Finding:
+class Finding(NamedTuple):
+    """One second door: file, line, rule and what was found (sorts by file and line)."""
+
     path: Path
     line: int
     rule: str

@@ -23,8 +23,8 @@ _COUNT_LIMIT = 1_000_000
 
 @attrs.frozen(kw_only=True)
 class ReindexReport:
-    agent_id: str
-    queued: int  # claims reset to pending
+    agent: str
+    claims: int  # claims queued for embedding again
     embedded: int
     pending: int  # left pending: the provider or vector store failed part-way
     ready: bool  # a ready certificate was earned: vector recall is on
@@ -83,8 +83,8 @@ class MemoryUpkeep(MemoryParts):
         # The last warm-up deletes orphan vectors and earns a fresh certificate (R-VEC-4).
         ready = await self.warm(agent_id)
         return ReindexReport(
-            agent_id=agent_id,
-            queued=queued,
+            agent=agent_id,
+            claims=queued,
             embedded=report.embedded,
             pending=self.pending_embeddings(agent_id),
             ready=ready,

@@ -15,8 +15,6 @@ import asyncio
 import time
 from typing import Any
 
-import attrs
-
 from memory_core.domain.scope import validate_agent_id
 from memory_core.domain.serialization import unstructure
 from memory_plugins.cli.context import CommandContext
@@ -24,16 +22,6 @@ from memory_plugins.cli.ingest_cmd import progress_bar
 from memory_plugins.cli.memory import opened
 
 __all__ = ["register", "run"]
-
-
-@attrs.frozen(kw_only=True)
-class _ReindexDocument:
-    agent: str
-    claims: int  # claims queued for embedding
-    embedded: int
-    pending: int  # left pending: the provider or vector store failed part-way
-    ready: bool  # a ready certificate was earned: vector recall is on
-    seconds: float
 
 
 def register(subparsers: Any) -> None:
@@ -57,22 +45,15 @@ async def _reindex(ctx: CommandContext) -> int:
     async with opened(ctx) as memory:
         with progress_bar(ctx.out, "Embedding") as update:
             report = await memory.reindex(agent, progress=update)
-    document = _ReindexDocument(
-        agent=agent,
-        claims=report.queued,
-        embedded=report.embedded,
-        pending=report.pending,
-        ready=report.ready,
-        seconds=round(time.monotonic() - started, 3),
-    )
+    seconds = round(time.monotonic() - started, 3)
     healthy = report.ready and not report.pending
     if ctx.out.json_mode:
-        ctx.out.document(unstructure(document))
+        ctx.out.document({**unstructure(report), "seconds": seconds})
     else:
         ctx.out.line(
-            f"reindexed {agent}: {report.embedded} of {report.queued} claims embedded, "
+            f"reindexed {agent}: {report.embedded} of {report.claims} claims embedded, "
             f"{report.pending} pending; vector recall {'ready' if report.ready else 'NOT ready'} "
-            f"({document.seconds:.1f} s)",
+            f"({seconds:.1f} s)",
             style="green" if healthy else "yellow",
         )
     return 0 if healthy else 2
