@@ -87,10 +87,6 @@ class MemoryControls(MemoryParts):
         """Finish clears a crash interrupted, one agent at a time (R-FORGET-3)."""
         return [await self._finish_clear(job, progress) for job in self.store.pending_clears()]
 
-    def pending_clears(self) -> Sequence[str]:
-        """Agents whose clear was interrupted; `resume_clears` finishes them."""
-        return [job.agent_id for job in self.store.pending_clears()]
-
     async def _finish_clear(
         self, job: ClearProgress, progress: ClearListener | None
     ) -> ClearResult:

@@ -61,7 +61,7 @@ class ForgetResult:
 
     claim_id: str
     archived: bool
-    claim: Claim | None = None  # the archived row
+    claim: Claim  # the archived row
     note: str = (
         "Archived: the memory is kept locally and can be restored, but it no longer takes part "
         "in recall. Deleting it permanently is a separate user action."

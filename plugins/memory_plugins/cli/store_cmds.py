@@ -123,7 +123,6 @@ def _list(ctx: CommandContext) -> int:
 
 def _forget(ctx: CommandContext) -> int:
     result = call(ctx, lambda memory: memory.forget(ctx.args.agent, ctx.args.id))
-    assert result.claim is not None
     return _claim_result(ctx, "archived (recoverable with `restore`)", result.claim)
 
 
