@@ -77,7 +77,7 @@ async def _doctor(ctx: CommandContext) -> int:
 
 
 def _document(ctx: CommandContext, report: HealthReport) -> _DoctorDocument:
-    choice = ctx.config.choice("embedding_provider")
+    embedder = ctx.config.choice("embedding_provider")
     probe = report.provider
     return _DoctorDocument(
         healthy=report.healthy,
@@ -87,7 +87,7 @@ def _document(ctx: CommandContext, report: HealthReport) -> _DoctorDocument:
         schema_version=report.schema_version,
         pending_clears=report.pending_clears,
         provider=_Provider(
-            plugin=choice.name if probe.configured and choice else None,
+            plugin=embedder.name if probe.configured and embedder else None,
             identity=probe.identity,
             test_embedding_ms=probe.test_embedding_ms,
             error=probe.error,
