@@ -1,8 +1,8 @@
 """What every use-case group of `MemoryService` shares: its ports and services, the
 per-session runtimes, background embedding, deadlines, and the orderly close (R-HOST-1).
 
-The groups (tools, controls, directives, upkeep, diagnostics) are mixins over this class, so
-a host still holds one flat facade while each group stays one small module.
+The groups (tools, controls, directives, upkeep, diagnostics, rankings) are mixins over this
+class, so a host still holds one flat facade while each group stays one small module.
 """
 
 from __future__ import annotations
