@@ -53,8 +53,12 @@ def test_fts_only_configuration_is_a_warning_not_a_failure(cli: Cli) -> None:
 
 
 def test_a_claim_not_yet_embedded_is_reported_with_the_fix(cli: Cli) -> None:
-    """R-VEC-4: pending embeddings are a warning naming `reindex`."""
+    """R-VEC-4: pending embeddings are a warning naming `reindex`. `remember` embeds what
+    it stores, so the claim is written while no embedder is configured."""
+    hashing = cli.config.read_text(encoding="utf-8")
+    cli.config.write_text('[plugins.embedding_provider]\nname = "none"\n', encoding="utf-8")
     cli.json("remember", "--agent", "ana", "The user likes green tea.")
+    cli.config.write_text(hashing, encoding="utf-8")
 
     document = cli.json("doctor", "--agent", "ana")
 

@@ -11,7 +11,7 @@ pending claims become `fts_only`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -137,13 +137,19 @@ class VectorIndex:
             return await self._warm(agent_id, deadline=deadline, cancel=cancel)
 
     async def drain(
-        self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
+        self,
+        agent_id: str,
+        *,
+        deadline: Deadline,
+        cancel: CancellationToken,
+        progress: Callable[[int], None] | None = None,
     ) -> DrainReport:
-        """Embed the agent's pending claims; see `_drain`."""
+        """Embed the agent's pending claims; see `_drain`. `progress` hears the running
+        count of embedded claims after each batch (a reindex's progress bar)."""
         if self._locks is None:
-            return await self._drain(agent_id, deadline=deadline, cancel=cancel)
+            return await self._drain(agent_id, deadline=deadline, cancel=cancel, progress=progress)
         async with self._locks.hold(agent_id):
-            return await self._drain(agent_id, deadline=deadline, cancel=cancel)
+            return await self._drain(agent_id, deadline=deadline, cancel=cancel, progress=progress)
 
     async def _warm(
         self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
@@ -198,7 +204,12 @@ class VectorIndex:
         return report.certificate
 
     async def _drain(
-        self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
+        self,
+        agent_id: str,
+        *,
+        deadline: Deadline,
+        cancel: CancellationToken,
+        progress: Callable[[int], None] | None,
     ) -> DrainReport:
         """Embed the agent's pending claims, batch by batch, until none are left or time ends."""
         now = self._clock.now()
@@ -256,6 +267,8 @@ class VectorIndex:
                 )
             ]
             embedded += len(pending) - len(losers)
+            if progress is not None:
+                progress(embedded)
             if losers:
                 lost += len(losers)
                 await self.forget(agent_id, losers, deadline=deadline, cancel=cancel)

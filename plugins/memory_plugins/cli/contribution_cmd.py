@@ -22,8 +22,8 @@ from memory_core.domain.manifest import SelectionManifest, StageTimings
 from memory_core.domain.serialization import unstructure
 from memory_core.services.read.retrieval.service import RetrievalDiagnostics
 from memory_core.services.service import MemoryService
-from memory_plugins.api import open_memory_async
 from memory_plugins.cli.context import CommandContext
+from memory_plugins.cli.memory import opened
 from memory_plugins.cli.output import Output
 
 __all__ = [
@@ -105,7 +105,7 @@ def names_of(memory: MemoryService, agent_id: str, summary: ManifestSummary) -> 
     names: dict[str, str] = {}
     for item in (*summary.selected, *summary.dropped):
         with contextlib.suppress(NotFound):
-            names[item.id] = memory.store.get(agent_id, item.id).content
+            names[item.id] = memory.get_claim(agent_id, item.id).content
     directives = {d.id: d.content for d in memory.list_directives(agent_id)}
     for item in (*summary.directives, *summary.directives_dropped):
         names[item.id] = directives.get(item.id, item.id)
@@ -191,8 +191,7 @@ def run(ctx: CommandContext) -> int:
 
 async def _contribution(ctx: CommandContext) -> int:
     args = ctx.args
-    memory = await open_memory_async(ctx.data_dir, config=ctx.config, registry=ctx.plugins.registry)
-    async with contextlib.aclosing(memory):
+    async with opened(ctx) as memory:
         await memory.warm(args.agent)
         runtime = memory.session(args.agent, args.session)
         turn = await runtime.prepare_turn(

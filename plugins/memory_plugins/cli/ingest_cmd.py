@@ -39,10 +39,10 @@ from memory_core.ports.tape import (
 )
 from memory_core.services.service import MemoryService
 from memory_core.services.write.ingestion.types import TurnOutcome, TurnStatus
-from memory_plugins.api import open_memory_async
 from memory_plugins.cli.context import CommandContext
+from memory_plugins.cli.memory import opened
 from memory_plugins.cli.output import Output
-from memory_plugins.config import MemoryConfig, PluginChoice
+from memory_plugins.config import PluginChoice
 from memory_plugins.context import FactoryContext
 
 __all__ = [
@@ -50,7 +50,6 @@ __all__ = [
     "ExtractLog",
     "IngestSummary",
     "claim_view",
-    "configured_now",
     "ingest_session",
     "progress_bar",
     "register",
@@ -217,23 +216,10 @@ async def ingest_session(
     )
 
 
-def configured_now(ctx: CommandContext, config: MemoryConfig) -> datetime:
-    """Business time from the configured clock plugin (for temporal labels)."""
-    choice = config.choice("clock")
-    if choice is None:
-        raise ConfigError("plugins.clock: no plugin chosen")
-    context = FactoryContext(
-        data_dir=ctx.data_dir, settings=config.settings, options=choice.options
-    )
-    return ctx.plugins.registry.create_domain_clock(choice.name, context).now()
-
-
 @contextlib.contextmanager
-def progress_bar(
-    out: Output, description: str, total: int
-) -> Iterator[Callable[[int], None] | None]:
-    """`advance(n)` of a progress bar on stderr for a person at a terminal; None for pipes
-    and --json, so callers can skip work done only to feed the bar."""
+def progress_bar(out: Output, description: str) -> Iterator[Callable[[int, int], None] | None]:
+    """`update(completed, total)` of a progress bar on stderr for a person at a terminal;
+    None for pipes and --json, so callers can skip work done only to feed the bar."""
     if out.json_mode or not sys.stderr.isatty():
         yield None
         return
@@ -242,8 +228,8 @@ def progress_bar(
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task(description, total=total)
-        yield lambda advance: progress.advance(task, advance)
+        task = progress.add_task(description, total=None)
+        yield lambda completed, total: progress.update(task, completed=completed, total=total)
 
 
 # --- rendering ----------------------------------------------------------------------------------
@@ -334,15 +320,14 @@ async def _ingest(ctx: CommandContext) -> int:
     try:
         sessions = args.session or _sessions_in(path)
         log = ExtractLog(tape)
-        memory = await open_memory_async(ctx.data_dir, config=config, tape=log, registry=registry)
-        async with contextlib.aclosing(memory):
+        async with opened(ctx, config=config, tape=log) as memory:
             summaries = []
-            with progress_bar(ctx.out, "Ingesting", len(sessions)) as advance:
+            with progress_bar(ctx.out, "Ingesting") as update:
                 for session in sessions:
                     summaries.append(await ingest_session(memory, log, args.agent, session))
-                    if advance is not None:
-                        advance(1)
-            now = configured_now(ctx, config)
+                    if update is not None:
+                        update(len(summaries), len(sessions))
+            now = memory.now()
             stored = _views(memory, args.agent, [i for s in summaries for i in s.stored], now)
             retired = [old for s in summaries for old, _ in s.superseded]
             superseded = _views(memory, args.agent, retired, now)
@@ -391,7 +376,7 @@ def _views(memory: MemoryService, agent: str, ids: Sequence[str], now: datetime)
     views = []
     for claim_id in dict.fromkeys(ids):
         try:
-            views.append(claim_view(memory.store.get(agent, claim_id), now))
+            views.append(claim_view(memory.get_claim(agent, claim_id), now))
         except NotFound:
             continue  # deleted meanwhile
     return views

@@ -9,7 +9,6 @@ are left out: missing context never widens (R-SCOPE-1).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any
 
 import attrs
@@ -17,8 +16,8 @@ import attrs
 from memory_core.domain.serialization import unstructure
 from memory_core.services.read.retrieval.service import RetrievalDiagnostics, RetrievalResult
 from memory_core.services.read.scoring import ScoredItem
-from memory_plugins.api import open_memory_async
 from memory_plugins.cli.context import CommandContext
+from memory_plugins.cli.memory import opened
 from memory_plugins.cli.output import Output
 
 __all__ = ["RecallItemView", "recall_views", "register", "render_recall", "run"]
@@ -90,8 +89,7 @@ def run(ctx: CommandContext) -> int:
 
 async def _recall(ctx: CommandContext) -> int:
     args = ctx.args
-    memory = await open_memory_async(ctx.data_dir, config=ctx.config, registry=ctx.plugins.registry)
-    async with contextlib.aclosing(memory):
+    async with opened(ctx) as memory:
         # A process starts cold: earn the vector certificate first, or recall is FTS-only.
         await memory.warm(args.agent)
         result = await memory.recall(

@@ -1,99 +1,42 @@
 """`agent-memory remember|list|forget|delete|restore|clear|retire|directive` (R-HOST-2).
 
-The claim store, the clock and the secret policy are built through the plugin registry from
-the config's choices (never by importing an adapter), so the CLI works with any installed
-`claim_store` plugin. Every command prints text, or one JSON document with `--json`.
+Each command is a client of `MemoryService`, opened through `open_memory` like any host's
+(see `memory.call`), so it works with any installed plugins and takes the same path as the
+API: `remember` takes the agent's write lock and is embedded before the command exits;
+`delete` fences work in flight and removes the claim's vector too (R-FORGET-1); `clear`
+and `retire` are the service's own jobs. Every command prints text, or one JSON document
+with `--json`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
-from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.domain.claims import Claim, ClaimDraft, WriteOrigin
+from memory_core.domain.claims import DEFAULT_IMPORTANCE, Claim, ClaimKind
 from memory_core.domain.directives import Directive, DirectiveKind, DirectiveStatus
-from memory_core.domain.errors import AgentMemoryError, ConfigError, ValidationError
+from memory_core.domain.errors import ValidationError
 from memory_core.domain.scope import Scope, ScopeContext, ScopeFilter
 from memory_core.domain.serialization import unstructure
-from memory_core.ports.claims import ClaimStore, ClearPhase, InsertStatus
-from memory_core.ports.clock import DomainClock, InfraClock
+from memory_core.services.memory import ClearProgress, ClearResult, RememberStatus
 from memory_plugins.cli.context import CommandContext
-from memory_plugins.context import FactoryContext
+from memory_plugins.cli.memory import call
 
 if TYPE_CHECKING:
     from memory_plugins.cli.main import CommandTable
 
-__all__ = ["open_claim_store", "register"]
+__all__ = ["register"]
 
-_VECTOR_DROP_SECONDS = 30.0
-
-
-# --- opening the store through the registry ---------------------------------------------
-def _choice(ctx: CommandContext, family: str) -> Any:
-    choice = ctx.config.choice(family)
-    if choice is None:
-        raise ConfigError(f"plugins.{family}: no plugin chosen")
-    return choice
+# The JSON documents keep the store's insert vocabulary they have always printed.
+_STATUS_WORDS = {
+    RememberStatus.STORED: "inserted",
+    RememberStatus.ALREADY_KNOWN: "duplicate",
+    RememberStatus.REQUIRES_USER_REAUTHORIZATION: "suppressed",
+}
 
 
-def _base(ctx: CommandContext) -> FactoryContext:
-    return FactoryContext(data_dir=ctx.data_dir, settings=ctx.config.settings)
-
-
-def _clock(ctx: CommandContext) -> DomainClock:
-    choice = _choice(ctx, "clock")
-    context = attrs.evolve(_base(ctx), options=choice.options)
-    return ctx.plugins.registry.create_domain_clock(choice.name, context)
-
-
-@contextlib.contextmanager
-def open_claim_store(ctx: CommandContext) -> Iterator[tuple[ClaimStore, DomainClock]]:
-    """The configured claim store (and its clock), closed on exit."""
-    registry = ctx.plugins.registry
-    clock = _clock(ctx)
-    policy_choice = _choice(ctx, "secret_policy")
-    policy = registry.create_secret_policy(
-        policy_choice.name,
-        attrs.evolve(_base(ctx), options=policy_choice.options, domain_clock=clock),
-    )
-    store_choice = _choice(ctx, "claim_store")
-    store = registry.create_claim_store(
-        store_choice.name,
-        attrs.evolve(
-            _base(ctx), options=store_choice.options, domain_clock=clock, secret_policy=policy
-        ),
-    )
-    try:
-        yield store, clock
-    finally:
-        store.close()
-
-
-async def _drop_vectors(ctx: CommandContext, clock: DomainClock, agent_id: str) -> str:
-    """Drop the agent's vector namespace through the configured vector store, if any.
-    Failure is reported, not raised: orphans are removed at the next warm-up (R-VEC-4)."""
-    choice = ctx.config.choice("vector_store")
-    if choice is None or not isinstance(clock, InfraClock):
-        return "deferred"
-    try:
-        vectors = ctx.plugins.registry.create_vector_store(
-            choice.name, attrs.evolve(_base(ctx), options=choice.options, infra_clock=clock)
-        )
-    except AgentMemoryError:
-        return "deferred"
-    try:
-        deadline = Deadline.after(clock, _VECTOR_DROP_SECONDS)
-        await vectors.drop_agent(agent_id, deadline=deadline, cancel=CancellationToken())
-        return "dropped"
-    except AgentMemoryError:
-        return "deferred"
-    finally:
-        await vectors.aclose()
+def _vectors(dropped: bool) -> str:
+    # A drop the vector store could not do now is finished at the next warm-up (R-VEC-4).
+    return "dropped" if dropped else "deferred"
 
 
 # --- rendering --------------------------------------------------------------------------
@@ -127,23 +70,31 @@ def _remember(ctx: CommandContext) -> int:
         raise ValidationError("--session", "required with --scope session")
     scope = Scope.session(args.session) if args.scope == "session" else Scope.agent()
     # Only an explicit user re-authorisation may bring back forgotten text (R-WRITE-5).
-    origin = WriteOrigin.USER_ADD if args.user_add else WriteOrigin.IMPORT
-    with open_claim_store(ctx) as (store, clock):
-        draft = ClaimDraft(agent_id=args.agent, kind=args.kind, content=args.text, scope=scope)
-        outcome = store.insert(draft, origin=origin, now=clock.now())
+    result = call(
+        ctx,
+        lambda memory: memory.remember(
+            args.agent,
+            args.text,
+            session_id=args.session,
+            scope=scope,
+            user_add=args.user_add,
+            kind=ClaimKind(args.kind),
+            importance=DEFAULT_IMPORTANCE,
+        ),
+    )
     if ctx.out.json_mode:
         ctx.out.document(
             {
-                "status": outcome.status.value,
-                "claim": unstructure(outcome.claim) if outcome.claim else None,
-                "released_tombstones": outcome.released_tombstones,
+                "status": _STATUS_WORDS[result.status],
+                "claim": unstructure(result.claim) if result.claim else None,
+                "released_tombstones": result.released_tombstones,
             }
         )
-    elif outcome.status is InsertStatus.SUPPRESSED:
+    elif result.status is RememberStatus.REQUIRES_USER_REAUTHORIZATION:
         ctx.out.line("suppressed: this text was forgotten; use --user-add to re-authorise it")
-    elif outcome.claim is not None:
-        ctx.out.line(outcome.claim.id)
-        if outcome.status is InsertStatus.DUPLICATE:
+    else:
+        ctx.out.line(str(result.claim_id))
+        if result.status is RememberStatus.ALREADY_KNOWN:
             ctx.out.line("(already remembered)", style="dim")
     return 0
 
@@ -153,10 +104,12 @@ def _list(ctx: CommandContext) -> int:
     scope_filter = (
         ScopeFilter.from_context(ScopeContext(session_id=args.session)) if args.session else None
     )
-    with open_claim_store(ctx) as (store, _clock):
-        claims = store.list_claims(
+    claims = call(
+        ctx,
+        lambda memory: memory.list_claims(
             args.agent, scope_filter=scope_filter, include_inactive=args.all, limit=args.limit
-        )
+        ),
+    )
     if ctx.out.json_mode:
         ctx.out.document({"claims": [unstructure(claim) for claim in claims]})
     else:
@@ -169,54 +122,51 @@ def _list(ctx: CommandContext) -> int:
 
 
 def _forget(ctx: CommandContext) -> int:
-    with open_claim_store(ctx) as (store, clock):
-        claim = store.archive(ctx.args.agent, ctx.args.id, now=clock.now())
-    return _claim_result(ctx, "archived (recoverable with `restore`)", claim)
+    result = call(ctx, lambda memory: memory.forget(ctx.args.agent, ctx.args.id))
+    return _claim_result(ctx, "archived (recoverable with `restore`)", result.claim)
 
 
 def _restore(ctx: CommandContext) -> int:
-    with open_claim_store(ctx) as (store, clock):
-        claim = store.restore(ctx.args.agent, ctx.args.id, now=clock.now())
+    claim = call(ctx, lambda memory: memory.restore(ctx.args.agent, ctx.args.id))
     return _claim_result(ctx, "restored", claim)
 
 
 def _delete(ctx: CommandContext) -> int:
-    with open_claim_store(ctx) as (store, clock):
-        outcome = store.delete(ctx.args.agent, ctx.args.id, now=clock.now())
+    claim_id = ctx.args.id
+    tombstones = call(ctx, lambda memory: memory.delete(ctx.args.agent, claim_id))
     if ctx.out.json_mode:
-        ctx.out.document({"deleted": outcome.claim_id, "tombstones": outcome.tombstones_written})
+        ctx.out.document({"deleted": claim_id, "tombstones": tombstones})
     else:
-        ctx.out.line(f"deleted: {outcome.claim_id} (replays are suppressed)")
+        ctx.out.line(f"deleted: {claim_id} (replays are suppressed)")
     return 0
 
 
 def _clear(ctx: CommandContext) -> int:
     agent = ctx.args.agent
     batches: list[int] = []
-    with open_claim_store(ctx) as (store, clock):
-        progress = store.begin_clear(agent, now=clock.now())
-        while progress.phase is ClearPhase.CLAIMS:
-            progress = store.run_clear_batch(agent)
-            batches.append(progress.batch_removed)
-            if not ctx.out.json_mode:
-                ctx.out.line(f"cleared {progress.removed_count} rows", style="dim")
-        vectors = asyncio.run(_drop_vectors(ctx, clock, agent))
-        store.finish_clear(agent)
+
+    def progress(job: ClearProgress) -> None:
+        if isinstance(job, ClearResult):
+            return  # the finished job is reported below
+        batches.append(job.batch_removed)
+        if not ctx.out.json_mode:
+            ctx.out.line(f"cleared {job.removed_count} rows", style="dim")
+
+    done = call(ctx, lambda memory: memory.clear(agent, progress=progress))
+    vectors = _vectors(done.vectors_dropped)
     if ctx.out.json_mode:
         ctx.out.document(
-            {"agent": agent, "removed": progress.removed_count, "batches": batches,
+            {"agent": agent, "removed": done.removed_count, "batches": batches,
              "vectors": vectors}
         )  # fmt: skip
     else:
-        ctx.out.line(f"clear done: {progress.removed_count} rows removed; vectors {vectors}")
+        ctx.out.line(f"clear done: {done.removed_count} rows removed; vectors {vectors}")
     return 0
 
 
 def _retire(ctx: CommandContext) -> int:
     agent = ctx.args.agent
-    with open_claim_store(ctx) as (store, clock):
-        vectors = asyncio.run(_drop_vectors(ctx, clock, agent))
-        store.retire_agent(agent)
+    vectors = _vectors(call(ctx, lambda memory: memory.retire(agent)))
     if ctx.out.json_mode:
         ctx.out.document({"retired": agent, "vectors": vectors})
     else:
@@ -230,9 +180,12 @@ def _retire(ctx: CommandContext) -> int:
 def _directive_write(ctx: CommandContext) -> int:
     args = ctx.args
     kind = DirectiveKind.SUPPRESS_TOPIC if args.topic else DirectiveKind.INSTRUCTION
-    with open_claim_store(ctx) as (store, clock):
-        write = store.create_directive if args.action == "add" else store.suggest_directive
-        directive = write(args.agent, kind, args.text, topic=args.topic, now=clock.now())
+    directive = call(
+        ctx,
+        lambda memory: (
+            memory.create_directive if args.action == "add" else memory.suggest_directive
+        )(args.agent, kind, args.text, topic=args.topic),
+    )
     if ctx.out.json_mode:
         ctx.out.document({"directive": unstructure(directive) if directive else None})
     elif directive is None:
@@ -243,9 +196,13 @@ def _directive_write(ctx: CommandContext) -> int:
 
 
 def _directive_status(ctx: CommandContext) -> int:
-    status = DirectiveStatus.ACTIVE if ctx.args.action == "approve" else DirectiveStatus.REJECTED
-    with open_claim_store(ctx) as (store, clock):
-        directive = store.set_directive_status(ctx.args.agent, ctx.args.id, status, now=clock.now())
+    args = ctx.args
+    directive = call(
+        ctx,
+        lambda memory: (
+            memory.approve_directive if args.action == "approve" else memory.reject_directive
+        )(args.agent, args.id),
+    )
     if ctx.out.json_mode:
         ctx.out.document({"directive": unstructure(directive)})
     else:
@@ -255,8 +212,7 @@ def _directive_status(ctx: CommandContext) -> int:
 
 def _directive_list(ctx: CommandContext) -> int:
     status = DirectiveStatus(ctx.args.status) if ctx.args.status else None
-    with open_claim_store(ctx) as (store, _clock):
-        directives = store.list_directives(ctx.args.agent, status=status)
+    directives = call(ctx, lambda memory: memory.list_directives(ctx.args.agent, status=status))
     if ctx.out.json_mode:
         ctx.out.document({"directives": [unstructure(d) for d in directives]})
     else:

@@ -1,8 +1,10 @@
 """Run behaviour fixtures through the real stores and report pass/fail per scenario and axis.
 
-One fresh memory per fixture and profile (a temporary directory, business time at the
-fixture's `clock.now`); each scenario is its own agent in it, so scenarios cannot see each
-other — which the run also exercises (R-PRIV-2). Per scenario, in this order:
+Fresh memories per fixture and profile (temporary directories, business time at the
+fixture's `clock.now`; recall-mode scenarios get their own, see 6), opened through the public
+API and driven only through `MemoryService`; each scenario is its own agent in one, so
+scenarios cannot see each other — which the run also exercises (R-PRIV-2). Per scenario, in
+this order:
 
 1. rows are stored as of `now − 1000 ms` (an import, the way DeepChat's harness seeds them);
    session rows are session-scoped; the fixture→claim id map is kept for the checks;
@@ -12,11 +14,11 @@ other — which the run also exercises (R-PRIV-2). Per scenario, in this order:
 4. directives: `active` ones are explicit user creates, `draft` ones model suggestions
    (R-DIR-1); a write the store refuses (an over-broad topic, R-DIR-2) is counted;
 5. the embedded profile embeds and warms the agent's vectors;
-6. one turn through `MemoryRuntime.prepare_turn`: `recall` mode asks `query`, `working`
-   mode asks nothing. Recall mode runs the runtime with the working lane switched off
-   (working floor and ceiling 0): otherwise every row of a small agent shows up in working
-   memory and the recall lane, which skips what working memory already shows, selects
-   nothing — DeepChat's harness likewise builds no working projection in recall mode.
+6. one turn through the session's `MemoryRuntime.prepare_turn`: `recall` mode asks `query`,
+   `working` mode asks nothing. Recall-mode scenarios run in a second memory whose working
+   lane is switched off (working floor and ceiling 0): otherwise every row of a small agent
+   shows up in working memory and the recall lane, which skips what working memory already
+   shows, selects nothing — DeepChat's harness likewise builds no working projection in recall mode.
 
 Then every expectation is checked and each failure is named (`selectedMemoryIds: …`). Two
 invariants hold for every scenario: the turn did not fail open, and the contribution fits
@@ -30,18 +32,15 @@ from pathlib import Path
 
 import attrs
 
-from memory_core.domain.claims import ClaimDraft, ClaimKind, ClaimSource, WriteOrigin
+from memory_core.domain.claims import ClaimDraft, ClaimKind, ClaimSource
 from memory_core.domain.directives import DirectiveKind
 from memory_core.domain.errors import ValidationError
 from memory_core.domain.scope import Scope
 from memory_core.domain.temporal import ATEMPORAL, Interval, TemporalMetadata
 from memory_core.domain.tokens import estimate_tokens
-from memory_core.ports.claims import InsertStatus
 from memory_core.services.read.runtime import ContributionOutcome, MemoryRuntime, TurnContribution
 from memory_core.services.read.sanitizer import sanitize
 from memory_core.services.service import RememberStatus
-from memory_core.services.write.ingestion.types import SessionKind
-from memory_core.settings import MemorySettings
 from memory_plugins.config import MemoryConfig
 from memory_plugins.eval.behaviour_format import (
     BehaviourFixture,
@@ -63,6 +62,11 @@ from memory_plugins.eval.harness import (
 )
 
 __all__ = ["AxisSummary", "BehaviourReport", "ScenarioResult", "embedder_for", "run_behaviour"]
+
+
+# Recall-mode scenarios run in a memory of their own with the working lane switched off
+# (see the module docstring, step 6).
+RECALL_LANE = {"working_floor_tokens": 0, "working_ceiling_tokens": 0}
 
 
 @attrs.frozen(kw_only=True)
@@ -132,8 +136,12 @@ async def run_behaviour(
     clock = FixedClock(epoch_ms(fixture.clock.now), fixture.clock.time_zone)
     embedder = embedder_for(profile, base)
     results: list[ScenarioResult] = []
-    async with eval_memory(embedder, clock=clock, base=base) as memory:
+    async with (
+        eval_memory(embedder, clock=clock, base=base) as working,
+        eval_memory(embedder, clock=clock, base=base, settings=RECALL_LANE) as recall,
+    ):
         for index, scenario in enumerate(fixture.scenarios):
+            memory = recall if scenario.mode == Mode.RECALL else working
             runner = _ScenarioRun(memory, scenario, agent_id=f"scenario-{index:03d}", path=path)
             results.append(await runner.run(profile))
     return BehaviourReport(
@@ -189,8 +197,8 @@ class _ScenarioRun:
         service = self.memory.service
         seeded_at = self.memory.clock.now() - SEED_AGE
         for row in self.scenario.rows:
-            outcome = service.store.insert(
-                self._draft(row), origin=WriteOrigin.IMPORT, now=seeded_at
+            (outcome,) = await service.import_claims(
+                self.agent_id, [self._draft(row)], recorded_at=seeded_at
             )
             if outcome.claim is None:
                 self.failures.append(f"rows: {row.id} was not stored ({outcome.status.value})")
@@ -212,25 +220,17 @@ class _ScenarioRun:
     async def _replay(self, row: RowSpec) -> int:
         """1 when the model's write created a row, else 0 (duplicate or suppressed)."""
         draft = self._draft(row)
-        service = self.memory.service
-        if draft.temporal.is_atemporal:
-            result = await service.remember(
-                self.agent_id,
-                row.content,
-                session_id=row.session_id,
-                scope=draft.scope,
-                kind=ClaimKind(row.kind),
-                importance=row.importance,
-            )
-            created = result.status is RememberStatus.STORED
-            claim_id = result.claim_id
-        else:
-            # `remember` takes no temporal metadata; this is the store call it makes.
-            outcome = service.store.insert(
-                draft, origin=WriteOrigin.MODEL_TOOL, now=self.memory.clock.now()
-            )
-            created = outcome.status is InsertStatus.INSERTED
-            claim_id = outcome.claim.id if outcome.claim is not None else None
+        result = await self.memory.service.remember(
+            self.agent_id,
+            row.content,
+            session_id=row.session_id,
+            scope=draft.scope,
+            kind=ClaimKind(row.kind),
+            importance=row.importance,
+            temporal=draft.temporal,
+        )
+        created = result.status is RememberStatus.STORED
+        claim_id = result.claim_id
         if created and claim_id is not None:
             self.ids[row.id] = claim_id
         return int(created)
@@ -250,21 +250,7 @@ class _ScenarioRun:
         return refused
 
     def _runtime(self) -> MemoryRuntime:
-        service = self.memory.service
-        if self.scenario.mode == Mode.WORKING:
-            return service.session(self.agent_id, self.scenario.session)
-        return MemoryRuntime(
-            agent_id=self.agent_id,
-            session_id=self.scenario.session,
-            kind=SessionKind.MAIN,
-            store=service.store,
-            retrieval=service.retrieval,
-            anchors=None,
-            domain_clock=self.memory.clock,
-            infra_clock=self.memory.clock,
-            calls=service.retrieval.calls,
-            settings=_recall_lane(service.settings),
-        )
+        return self.memory.service.session(self.agent_id, self.scenario.session)
 
     async def _turn(self) -> TurnContribution:
         query = self.scenario.query if self.scenario.mode == Mode.RECALL else ""
@@ -363,7 +349,3 @@ class _ScenarioRun:
             budget=self._budget(),
             degradations=tuple(d.value for d in turn.manifest.degradations),
         )
-
-
-def _recall_lane(settings: MemorySettings) -> MemorySettings:
-    return attrs.evolve(settings, working_floor_tokens=0, working_ceiling_tokens=0)

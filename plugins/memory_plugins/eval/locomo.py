@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from memory_core.domain.claims import ClaimDraft, ClaimKind, ClaimSource, WriteOrigin
+from memory_core.domain.claims import ClaimDraft, ClaimKind, ClaimSource
 from memory_core.domain.errors import ValidationError
 from memory_core.domain.tokens import estimate_tokens
 from memory_core.services.read.scoring import ScoringPolicy
@@ -153,8 +153,8 @@ async def _store(memory: EvalMemory, sample: LocomoSample, index: int, path: Pat
         except ValidationError:
             continue  # an empty turn: nothing to remember
         drafts.append((turn, draft))
-    outcomes = memory.service.store.insert_many(
-        [draft for _, draft in drafts], origin=WriteOrigin.IMPORT, now=memory.clock.now() - SEED_AGE
+    outcomes = await memory.service.import_claims(
+        agent_id, [draft for _, draft in drafts], recorded_at=memory.clock.now() - SEED_AGE
     )
     dia_claims: dict[str, str] = {}
     contents: dict[str, str] = {}

@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from memory_core.domain.claims import ClaimDraft, ClaimKind, ClaimSource, WriteOrigin
+from memory_core.domain.claims import ClaimDraft, ClaimKind, ClaimSource
 from memory_core.domain.errors import ValidationError
 from memory_core.services.read.scoring import ScoringPolicy
 from memory_plugins.config import MemoryConfig
@@ -199,9 +199,7 @@ async def load_corpus(memory: EvalMemory, corpus: Sequence[CorpusRow]) -> _Loade
             ]
         except (ValidationError, ValueError) as exc:
             raise FixtureError(f"corpus of agent {agent_id}: {exc}") from exc
-        outcomes = memory.service.store.insert_many(
-            drafts, origin=WriteOrigin.IMPORT, now=seeded_at
-        )
+        outcomes = await memory.service.import_claims(agent_id, drafts, recorded_at=seeded_at)
         for row, outcome in zip(rows, outcomes, strict=True):
             if outcome.claim is not None:
                 claim_ids[row.id] = outcome.claim.id

@@ -1,0 +1,134 @@
+"""What every use-case group of `MemoryService` shares: its ports and services, the
+per-session runtimes, background embedding, deadlines, and the orderly close (R-HOST-1).
+
+The groups (tools, controls, directives, upkeep, diagnostics, rankings) are mixins over this
+class, so a host still holds one flat facade while each group stays one small module.
+"""
+
+from __future__ import annotations
+
+from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.domain.scope import validate_agent_id
+from memory_core.ports.claims import ClaimStore
+from memory_core.ports.clock import DomainClock, InfraClock
+from memory_core.ports.scheduler import TaskHandle, TaskScheduler
+from memory_core.ports.tape import TapeAnchorWriter
+from memory_core.services.providers.gateway.service import ProviderGateway
+from memory_core.services.read.retrieval.service import RetrievalService
+from memory_core.services.read.runtime import MemoryRuntime
+from memory_core.services.vectors.index import VectorIndex
+from memory_core.services.write.fences import WriteCoordinator
+from memory_core.services.write.ingestion.service import IngestionRuntime, IngestionServices
+from memory_core.services.write.ingestion.types import SessionKind
+from memory_core.settings import MemorySettings
+
+__all__ = ["MemoryParts"]
+
+
+class MemoryParts:
+    def __init__(
+        self,
+        *,
+        store: ClaimStore,
+        retrieval: RetrievalService,
+        index: VectorIndex,
+        gateway: ProviderGateway,
+        coordinator: WriteCoordinator,
+        scheduler: TaskScheduler,
+        domain_clock: DomainClock,
+        infra_clock: InfraClock,
+        settings: MemorySettings,
+        anchors: TapeAnchorWriter | None = None,
+        ingestion: IngestionServices | None = None,
+    ) -> None:
+        self.store = store
+        self.retrieval = retrieval
+        self.index = index
+        self.gateway = gateway
+        self.settings = settings
+        self._coordinator = coordinator
+        self._scheduler = scheduler
+        self._clock = domain_clock
+        self._infra = infra_clock
+        self._anchors = anchors
+        self._ingestion = ingestion
+        self._sessions: dict[tuple[str, str], MemoryRuntime] = {}
+        self._background: list[TaskHandle] = []
+
+    # --- sessions -------------------------------------------------------------------------
+    def session(
+        self, agent_id: str, session_id: str, *, kind: SessionKind | str = SessionKind.MAIN
+    ) -> MemoryRuntime:
+        """The runtime of one session; the same object for the same (agent, session)."""
+        validate_agent_id(agent_id)
+        key = (agent_id, session_id)
+        runtime = self._sessions.get(key)
+        if runtime is None:
+            ingestion = (
+                IngestionRuntime(
+                    self._ingestion,
+                    agent_id=agent_id,
+                    session_id=session_id,
+                    session_kind=SessionKind(kind),
+                )
+                if self._ingestion is not None
+                else None
+            )
+            runtime = MemoryRuntime(
+                agent_id=agent_id,
+                session_id=session_id,
+                kind=SessionKind(kind),
+                store=self.store,
+                retrieval=self.retrieval,
+                anchors=self._anchors,
+                domain_clock=self._clock,
+                infra_clock=self._infra,
+                calls=self.retrieval.calls,
+                settings=self.settings,
+                ingestion=ingestion,
+            )
+            self._sessions[key] = runtime
+        return runtime
+
+    async def aclose(self) -> None:
+        """Stop sessions, wait for their work, then close providers and stores (R-HOST-1)."""
+        for runtime in self._sessions.values():
+            runtime.close()
+        for runtime in self._sessions.values():
+            await runtime.drain()
+        self._sessions.clear()
+        # Embedding passes still running would write into stores about to close: wait for
+        # them (each is bounded by its own deadline).
+        for handle in self._background:
+            await handle.wait()
+        self._background.clear()
+        await self.index.settle()
+        await self.gateway.aclose()
+        if self.index.vectors is not None:
+            await self.index.vectors.aclose()
+        self.store.close()
+
+    # --- embeddings -------------------------------------------------------------------------
+    async def embed_pending(self, agent_id: str) -> int:
+        """Embed the agent's pending claims now; how many were embedded."""
+        report = await self.index.drain(
+            agent_id,
+            deadline=self._deadline(self.settings.embedding_pass_seconds),
+            cancel=CancellationToken(),
+        )
+        return report.embedded
+
+    def _schedule_embedding(self, agent_id: str) -> None:
+        if self.index.enabled:
+            self._background = [handle for handle in self._background if not handle.done]
+            self._background.append(
+                self._scheduler.spawn(
+                    lambda: self._embed_quietly(agent_id), name=f"memory-embed:{agent_id}"
+                )
+            )
+
+    async def _embed_quietly(self, agent_id: str) -> None:
+        await self.embed_pending(agent_id)
+
+    def _deadline(self, seconds: float) -> Deadline:
+        return Deadline.after(self._infra, seconds)
