@@ -73,13 +73,13 @@ from memory_core.domain.directives import DirectiveStatus
 from memory_core.domain.scope import ScopeContext, ScopeFilter
 from memory_core.ports.claims import MatchMode
 from memory_core.ports.providers import EmbeddingPurpose
+from memory_core.services.memory import MemoryService
 from memory_core.services.read.keywords import search_terms
 from memory_core.services.read.retrieval.service import (
     RetrievalPurpose,
     RetrievalRequest,
     RetrievalResult,
 )
-from memory_core.services.service import MemoryService
 from memory_plugins.bootstrap import open_memory
 from memory_plugins.loader import load_plugins
 from memory_plugins.registry import PluginRegistry

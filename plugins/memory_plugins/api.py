@@ -25,9 +25,9 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import Any, TypeVar
 
 from memory_core.domain.claims import Claim
+from memory_core.services.memory import ForgetResult, MemoryService, RememberResult
 from memory_core.services.read.retrieval.service import RetrievalResult
 from memory_core.services.read.runtime import MemoryRuntime, TurnContribution, place
-from memory_core.services.service import ForgetResult, MemoryService, RememberResult
 from memory_core.services.write.ingestion.types import SessionKind, TurnOutcome, TurnStatus
 from memory_plugins.bootstrap import Clock, PortOverrides, open_memory
 from memory_plugins.config import MemoryConfig

@@ -36,9 +36,9 @@ from memory_core.ports.providers import EmbeddingProvider, TextProvider
 from memory_core.ports.secrets import SecretPolicy
 from memory_core.ports.tape import IngestionProjection, TapeAnchorWriter, TapeRawEntryReader
 from memory_core.ports.vectors import VectorStore
+from memory_core.services.memory import MemoryService
 from memory_core.services.providers.gateway.service import ProviderGateway
 from memory_core.services.read.retrieval.service import RetrievalService
-from memory_core.services.service import MemoryService
 from memory_core.services.vectors.index import VectorIndex
 from memory_core.services.write.decision.neighbours import RetrievalNeighbours
 from memory_core.services.write.decision.service import DecisionService

@@ -33,7 +33,7 @@ from memory_core.domain.errors import (
     ValidationError,
 )
 from memory_core.domain.scope import validate_agent_id
-from memory_core.services.service import MemoryService, RememberStatus
+from memory_core.services.memory import MemoryService, RememberStatus
 
 __all__ = [
     "TOOL_DEFINITIONS",

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_contracts.fakes import ManualClock
-from memory_core.services.service import MemoryService
+from memory_core.services.memory import MemoryService
 from memory_core.settings import MemorySettings
 from memory_plugins.bootstrap import PortOverrides, open_memory
 from memory_plugins.config import MemoryConfig, PluginChoice

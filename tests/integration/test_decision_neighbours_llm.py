@@ -19,7 +19,7 @@ from memory_adapters.tapes import InMemoryTape
 from memory_contracts.fake_providers import ScriptedTextProvider
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.scope import Scope
-from memory_core.services.service import MemoryService
+from memory_core.services.memory import MemoryService
 from memory_core.services.write.ingestion.types import TurnOutcome, TurnStatus
 
 A = "agent-a"

@@ -13,8 +13,8 @@ from memory_contracts.fakes import ManualClock
 from memory_core.domain.directives import DirectiveKind, DirectiveStatus
 from memory_core.domain.errors import NotFound, SecretRejected
 from memory_core.domain.scope import Scope
+from memory_core.services.memory import RememberStatus
 from memory_core.services.read.runtime import ContributionOutcome, place
-from memory_core.services.service import RememberStatus
 from memory_core.services.write.ingestion.types import TurnOutcome, TurnStatus
 
 A, B = "agent-a", "agent-b"

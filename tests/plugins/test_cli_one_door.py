@@ -14,8 +14,7 @@ import pytest
 from cli_memory_support import HASHING, Cli
 
 from memory_core.ports.claims import ClearPhase
-from memory_core.services.memory import ClearListener, ClearProgress, ClearResult
-from memory_core.services.service import MemoryService
+from memory_core.services.memory import ClearListener, ClearProgress, ClearResult, MemoryService
 
 AGENT = "ana"
 # Letters no other text of the test shares, so a hit can only be this claim's.

@@ -26,7 +26,7 @@ from memory_core.ports.extraction import (
     ExtractionResult,
     RejectionReason,
 )
-from memory_core.services.service import MemoryService
+from memory_core.services.memory import MemoryService
 from memory_core.services.write.ingestion.types import TurnOutcome, TurnStatus
 from memory_core.settings import MemorySettings
 from memory_plugins.bootstrap import open_memory

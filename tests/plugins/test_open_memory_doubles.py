@@ -25,7 +25,7 @@ from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.errors import ConfigError
 from memory_core.domain.secrets import PatternSecretPolicy
 from memory_core.ports.extraction import ExtractionRequest, ExtractionResult
-from memory_core.services.service import MemoryService
+from memory_core.services.memory import MemoryService
 from memory_plugins.api import SyncMemory, open_memory_async
 from memory_plugins.bootstrap import OVERRIDABLE_FAMILIES, open_memory
 from memory_plugins.cli import main as cli_main

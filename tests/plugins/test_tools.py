@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from memory_core.domain.errors import StoreError, ValidationError
-from memory_core.services.service import MemoryService
+from memory_core.services.memory import MemoryService
 from memory_plugins.api import open_memory_async
 from memory_plugins.config import MemoryConfig, PluginChoice
 from memory_plugins.tools import TOOL_DEFINITIONS, TOOL_NAMES, handle_tool_call, tool_definitions

@@ -20,8 +20,8 @@ import attrs
 from memory_core.domain.errors import NotFound
 from memory_core.domain.manifest import SelectionManifest, StageTimings
 from memory_core.domain.serialization import unstructure
+from memory_core.services.memory import MemoryService
 from memory_core.services.read.retrieval.service import RetrievalDiagnostics
-from memory_core.services.service import MemoryService
 from memory_plugins.cli.context import CommandContext
 from memory_plugins.cli.memory import opened
 from memory_plugins.cli.output import Output

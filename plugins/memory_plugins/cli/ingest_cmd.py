@@ -37,7 +37,7 @@ from memory_core.ports.tape import (
     ProjectionRange,
     TapeEntry,
 )
-from memory_core.services.service import MemoryService
+from memory_core.services.memory import MemoryService
 from memory_core.services.write.ingestion.types import TurnOutcome, TurnStatus
 from memory_plugins.cli.context import CommandContext
 from memory_plugins.cli.memory import opened

@@ -14,7 +14,7 @@ import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
-from memory_core.services.service import MemoryService
+from memory_core.services.memory import MemoryService
 from memory_plugins.api import open_memory_async
 from memory_plugins.bootstrap import open_memory
 from memory_plugins.cli.context import CommandContext

@@ -21,8 +21,8 @@ import attrs
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.directives import DirectiveKind, DirectiveStatus
 from memory_core.domain.errors import ValidationError
+from memory_core.services.memory import MemoryService
 from memory_core.services.read.runtime import TurnContribution
-from memory_core.services.service import MemoryService
 from memory_plugins.api import open_memory_async
 from memory_plugins.cli.contribution_cmd import ManifestSummary, manifest_summary, names_of
 from memory_plugins.cli.ingest_cmd import (

@@ -38,9 +38,9 @@ from memory_core.domain.errors import ValidationError
 from memory_core.domain.scope import Scope
 from memory_core.domain.temporal import ATEMPORAL, Interval, TemporalMetadata
 from memory_core.domain.tokens import estimate_tokens
+from memory_core.services.memory import RememberStatus
 from memory_core.services.read.runtime import ContributionOutcome, MemoryRuntime, TurnContribution
 from memory_core.services.read.sanitizer import sanitize
-from memory_core.services.service import RememberStatus
 from memory_plugins.config import MemoryConfig
 from memory_plugins.eval.behaviour_format import (
     BehaviourFixture,

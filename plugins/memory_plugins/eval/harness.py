@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 
 from memory_core.domain.temporal import canonical_timezone, require_utc
-from memory_core.services.service import MemoryService
+from memory_core.services.memory import MemoryService
 from memory_core.settings import MemorySettings
 from memory_plugins.bootstrap import DISABLED, open_memory
 from memory_plugins.config import MemoryConfig, PluginChoice
