@@ -21,6 +21,7 @@ from memory_adapters.postgres_store.errors import (
     TEMPORAL_CONSTRAINT,
 )
 from memory_adapters.postgres_store.migrations import Extensions, Migration
+from memory_adapters.sql_claims.queries import RECALLABLE_KINDS_SQL, recallable, sql_list
 from memory_core.domain.claims import Category, ClaimKind, EmbeddingState, Lifecycle
 from memory_core.domain.directives import DirectiveKind, DirectiveSource, DirectiveStatus
 from memory_core.domain.temporal import Precision, TemporalKind
@@ -42,21 +43,9 @@ OPTIONAL_EXTENSIONS = ("pg_trgm", "btree_gin")
 GUARD_SETTING = "agent_memory.suspend_clear_guard"
 
 
-def _in(values: object) -> str:
-    return "(" + ", ".join(f"'{getattr(v, 'value', v)}'" for v in values) + ")"  # type: ignore[attr-defined]
-
-
-RECALLABLE_KINDS_SQL = _in(kind for kind in ClaimKind if not kind.is_internal)
+_in = sql_list
 _TIMED_KINDS = _in(kind for kind in TemporalKind if kind is not TemporalKind.ATEMPORAL)
 _TRIM = r"E' \t\n\v\f\r'"  # the ASCII whitespace Python's strip() removes too
-
-
-def recallable(p: str = "") -> str:
-    """Rows recall may return: active, not superseded, not internal."""
-    return (
-        f"({p}lifecycle_state = 'active' AND {p}superseded_by IS NULL"
-        f" AND {p}kind IN {RECALLABLE_KINDS_SQL})"
-    )
 
 
 def temporal_valid(p: str = "") -> str:

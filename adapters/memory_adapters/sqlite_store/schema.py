@@ -9,6 +9,7 @@ NULL pass, and a trigger whose WHEN is NULL would not fire.
 
 from __future__ import annotations
 
+from memory_adapters.sql_claims.queries import RECALLABLE_KINDS_SQL, recallable, sql_list
 from memory_core.domain.claims import Category, ClaimKind, EmbeddingState, Lifecycle
 from memory_core.domain.directives import DirectiveKind, DirectiveSource, DirectiveStatus
 from memory_core.domain.temporal import Precision, TemporalKind
@@ -31,22 +32,10 @@ TEMPORAL_ERROR_MESSAGE = "invalid agent_memory temporal metadata"
 SCOPE_ERROR_MESSAGE = "invalid agent_memory scope"
 
 
-def _in(values: object) -> str:
-    return "(" + ", ".join(f"'{getattr(v, 'value', v)}'" for v in values) + ")"  # type: ignore[attr-defined]
-
-
-RECALLABLE_KINDS_SQL = _in(kind for kind in ClaimKind if not kind.is_internal)
+_in = sql_list
 _TIMED_KINDS = _in(kind for kind in TemporalKind if kind is not TemporalKind.ATEMPORAL)
 # Python's str.strip() removes these too; a padded id would never equal a context's id.
 _TRIM_SET = "' ' || char(9, 10, 11, 12, 13)"
-
-
-def recallable(p: str = "") -> str:
-    """Rows recall may return: active, not superseded, not internal."""
-    return (
-        f"({p}lifecycle_state = 'active' AND {p}superseded_by IS NULL"
-        f" AND {p}kind IN {RECALLABLE_KINDS_SQL})"
-    )
 
 
 def temporal_valid(p: str = "") -> str:
