@@ -11,8 +11,7 @@ the temporal and scope predicates itself only while a constraint is not validate
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from psycopg.types.json import Jsonb
@@ -20,9 +19,9 @@ from psycopg.types.json import Jsonb
 from memory_adapters.postgres_store import fts
 from memory_adapters.postgres_store.claim_schema import GUARD_SETTING, scope_valid, temporal_valid
 from memory_adapters.postgres_store.errors import SCOPE_CONSTRAINT, TEMPORAL_CONSTRAINT
-from memory_adapters.sql_claims import Session
+from memory_adapters.sql_claims import RepairProbe, Session
+from memory_adapters.sql_claims.lexical import LexicalQuery
 from memory_adapters.sql_claims.rows import row_converter as make_converter
-from memory_core.domain.scope import ScopeFilter
 from memory_core.domain.temporal import require_utc
 from memory_core.ports.claims import FtsHit
 
@@ -57,11 +56,12 @@ def _placeholders(text: str) -> str:
 
 
 class PostgresDialect:
-    row_key = "id"
-    greatest = "greatest"
-    for_update = " FOR UPDATE"
-    owner_probe = "m.agent_id"
+    """psycopg PostgreSQL: timestamptz, text[], jsonb, row locks under per-owner locks."""
+
     audit_refs_column = "refs"
+    for_update = " FOR UPDATE"
+    row_key, owner_probe = "id", "m.agent_id"
+    resolution = timedelta(microseconds=1)  # timestamptz keeps what a datetime holds
     row_converter = make_converter(instant=_timestamp, entry_ids=_text_array)
 
     def sql(self, text: str) -> str:
@@ -69,99 +69,45 @@ class PostgresDialect:
 
     def encode(self, value: object) -> object:
         if isinstance(value, tuple):
-            return list(value)
-        if isinstance(value, dict):
-            return Jsonb(value)
-        return value
-
-    def decode_time(self, value: Any) -> datetime:
-        return _timestamp(value)
-
-    def stamp(self, now: datetime) -> datetime:
-        return require_utc(now, "now")
+            return list(value)  # text[]
+        return Jsonb(value) if isinstance(value, dict) else value
 
     def id_list(self, column: str) -> str:
         return f"{column} = ANY(?::text[])"
 
-    def changes(self, conn: Any, cursor: Any) -> int:
-        return int(cursor.rowcount)
-
-    def temporal_valid(self, prefix: str = "") -> str:
-        return temporal_valid(prefix)
-
-    def scope_valid(self, prefix: str = "") -> str:
-        return scope_valid(prefix)
-
     def mirror_insert(self, session: Session, content: str, agent_id: str) -> None:
         """Nothing to mirror: search reads `content` through its trigram index."""
 
-    def search_long(
-        self,
-        session: Session,
-        agent_id: str,
-        long_terms: Sequence[str],
-        short_terms: Sequence[str],
-        *,
-        scope_filter: ScopeFilter,
-        limit: int,
-        all_terms: bool,
-    ) -> list[FtsHit]:
-        return fts.bm25(
-            session,
-            agent_id,
-            long_terms,
-            short_terms,
-            scope_filter=scope_filter,
-            limit=limit,
-            all_terms=all_terms,
-        )
+    def search_long(self, session: Session, query: LexicalQuery) -> list[FtsHit]:
+        return fts.bm25(session, query)
 
-    def search_short(
-        self,
-        session: Session,
-        agent_id: str,
-        short_terms: Sequence[str],
-        *,
-        scope_filter: ScopeFilter,
-        limit: int,
-        all_terms: bool,
-    ) -> list[FtsHit]:
-        return fts.short(
-            session,
-            agent_id,
-            short_terms,
-            scope_filter=scope_filter,
-            limit=limit,
-            all_terms=all_terms,
-        )
+    def search_short(self, session: Session, query: LexicalQuery) -> list[FtsHit]:
+        return fts.short(session, query)
 
     def begin_clear(self, session: Session, agent_id: str, now: datetime) -> bool:
-        return bool(
-            session.changed(
-                """INSERT INTO agent_memory_clear_job (agent_id, created_at) VALUES (?, ?)
-                   ON CONFLICT (agent_id) DO NOTHING""",
-                (agent_id, now),
-            )
+        statement = "INSERT INTO agent_memory_clear_job (agent_id, created_at) VALUES (?, ?)"
+        return (
+            session.changed(f"{statement} ON CONFLICT (agent_id) DO NOTHING", (agent_id, now)) > 0
         )
 
-    def suspend_guard(self, session: Session) -> None:
-        session.execute("SELECT set_config(?, 'on', true)", (GUARD_SETTING,))
+    def lift_guard(self, session: Session, *, lifted: bool) -> None:
+        # Transaction-local: a rollback restores the guard by itself.
+        session.execute("SELECT set_config(?, ?, true)", (GUARD_SETTING, "on" if lifted else "off"))
 
-    def resume_guard(self, session: Session) -> None:
-        session.execute("SELECT set_config(?, 'off', true)", (GUARD_SETTING,))
-
-    def invalid_zone_candidates(self, session: Session) -> list[str]:
+    def zone_names(self, session: Session) -> list[str]:
         return [zone for (zone,) in session.execute(_DISTINCT_ZONES)]
 
-    def repair_predicates(self, session: Session) -> list[str]:
-        row = session.one(
+    def repair_probe(self, session: Session) -> RepairProbe:
+        validated = session.one(
             """SELECT count(*) FROM pg_constraint
                WHERE conrelid = 'agent_memory'::regclass AND conname = ANY(?) AND convalidated""",
             ([TEMPORAL_CONSTRAINT, SCOPE_CONSTRAINT],),
         )
-        if row is not None and row[0] >= 2:
-            return []  # validated CHECKs: no row can violate them
-        return [f"NOT {temporal_valid()}", f"NOT {scope_valid()}"]
+        temporal_ok, scope_ok = temporal_valid(), scope_valid()
+        # Validated CHECKs leave nothing for SQL to find; one added NOT VALID might.
+        trusted = validated is not None and validated[0] >= 2
+        predicates = () if trusted else (f"NOT {temporal_ok}", f"NOT {scope_ok}")
+        return RepairProbe(temporal_ok=temporal_ok, scope_ok=scope_ok, predicates=predicates)
 
     def after_repair(self, session: Session, *, touched: bool) -> bool:
         return False  # no mirror to rebuild

@@ -17,12 +17,9 @@ statement, before LIMIT.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from memory_adapters.sql_claims.lexical import LIKE_SCAN_LIMIT, like_pattern
-from memory_adapters.sql_claims.queries import NOT_FENCED, exact_scope, recallable, scope_clause
+from memory_adapters.sql_claims.lexical import LexicalQuery, like_pattern, top_rows_per_scope
+from memory_adapters.sql_claims.queries import NOT_FENCED, recallable, scope_clause
 from memory_adapters.sql_claims.session import Session
-from memory_core.domain.scope import ScopeFilter
 from memory_core.ports.claims import FtsHit
 
 __all__ = ["bm25", "short"]
@@ -30,22 +27,13 @@ __all__ = ["bm25", "short"]
 _K1, _B = 1.2, 0.75
 
 
-def bm25(
-    session: Session,
-    agent_id: str,
-    long_terms: Sequence[str],
-    short_terms: Sequence[str],
-    *,
-    scope_filter: ScopeFilter,
-    limit: int,
-    all_terms: bool,
-) -> list[FtsHit]:
-    scope_sql, scope_params = scope_clause(scope_filter)
-    patterns = [like_pattern(term) for term in long_terms]
+def bm25(session: Session, query: LexicalQuery) -> list[FtsHit]:
+    scope_sql, scope_params = scope_clause(query.scope_filter)
+    patterns = [like_pattern(term) for term in query.long_terms]
     # One ILIKE per term (not ILIKE ANY(array)): a GIN index serves each, OR-ed as bitmaps.
-    match_sql = (" AND " if all_terms else " OR ").join("m.content ILIKE ?" for _ in patterns)
+    match_sql = (" AND " if query.all_terms else " OR ").join("m.content ILIKE ?" for _ in patterns)
     # In ALL mode short terms narrow the candidates in the same statement, before LIMIT.
-    short_sql = "".join(" AND m.content ILIKE ?" for _ in short_terms)
+    short_sql = "".join(" AND m.content ILIKE ?" for _ in query.short_terms)
     sql = f"""
       WITH terms AS (
         SELECT lower(t.term) AS needle, t.pattern
@@ -76,48 +64,28 @@ def bm25(
       ORDER BY score, c.importance DESC, c.created_at DESC, c.id
       LIMIT ?"""
     params = [
-        list(long_terms),
+        query.long_terms,
         patterns,
-        agent_id,
+        query.agent_id,
         *scope_params,
         *patterns,
-        *(like_pattern(term) for term in short_terms),
-        limit,
+        *(like_pattern(term) for term in query.short_terms),
+        query.limit,
     ]
     return [FtsHit(claim_id=cid, rank=float(score)) for cid, score in session.execute(sql, params)]
 
 
-def short(
-    session: Session,
-    agent_id: str,
-    short_terms: Sequence[str],
-    *,
-    scope_filter: ScopeFilter,
-    limit: int,
-    all_terms: bool,
-) -> list[FtsHit]:
-    """One branch per admitted scope, each an index range scan of the scoped-recall index
-    bounded by LIKE_SCAN_LIMIT; the ILIKEs then run over at most that many rows per scope."""
-    branches: list[str] = []
-    params: list[object] = []
-    for scope in scope_filter.scopes:
-        scope_sql, scope_params = exact_scope(scope)
-        branches.append(
-            f"""(SELECT m.id, m.content, m.importance, m.created_at FROM agent_memory m
-                 WHERE m.agent_id = ? AND {scope_sql} AND {recallable("m.")} AND {NOT_FENCED}
-                 ORDER BY m.importance DESC, m.created_at DESC, m.id LIMIT ?)"""
-        )
-        params += [agent_id, *scope_params, LIKE_SCAN_LIMIT]
-    matched = " + ".join("(s.content ILIKE ?)::int" for _ in short_terms)
+def short(session: Session, query: LexicalQuery) -> list[FtsHit]:
+    """ILIKE over each admitted scope's most important rows, ranked by terms hit."""
+    selects, params = top_rows_per_scope(query, "m.id, m.content, m.importance, m.created_at")
+    matched = " + ".join("(s.content ILIKE ?)::int" for _ in query.short_terms)
+    union = " UNION ALL ".join(f"({select})" for select in selects)
     sql = f"""
-      SELECT s.id FROM (
-        SELECT s.*, {matched} AS hits FROM ({" UNION ALL ".join(branches)}) s
-      ) s
+      SELECT s.id FROM (SELECT s.*, {matched} AS hits FROM ({union}) s) s
       WHERE s.hits >= ?
       ORDER BY s.hits DESC, s.importance DESC, s.created_at DESC, s.id
       LIMIT ?"""
-    patterns = [like_pattern(term) for term in short_terms]
-    need = len(short_terms) if all_terms else 1
-    rows = session.execute(sql, [*patterns, *params, need, limit])
+    patterns = [like_pattern(term) for term in query.short_terms]
+    rows = session.execute(sql, [*patterns, *params, query.needed, query.limit])
     # Fallback hits carry no lexical score; 0.0 ranks them after every BM25 hit (< 0).
     return [FtsHit(claim_id=cid, rank=0.0) for (cid,) in rows]

@@ -11,7 +11,7 @@ contract lets two adapters share.
 
 from __future__ import annotations
 
-from memory_adapters.sql_claims.session import Connection, Cursor, Dialect, Session
+from memory_adapters.sql_claims.session import Connection, Cursor, Dialect, RepairProbe, Session
 from memory_adapters.sql_claims.store import SqlClaimStore
 
-__all__ = ["Connection", "Cursor", "Dialect", "Session", "SqlClaimStore"]
+__all__ = ["Connection", "Cursor", "Dialect", "RepairProbe", "Session", "SqlClaimStore"]

@@ -7,7 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from memory_adapters.sql_claims.queries import NOT_FENCED, RECALLABLE_KINDS_SQL, recallable
+from memory_adapters.sql_claims.queries import (
+    NOT_FENCED,
+    RECALLABLE_KINDS_SQL,
+    later_of,
+    recallable,
+)
 from memory_adapters.sql_claims.reads import distinct_ids
 from memory_adapters.sql_claims.session import Session
 from memory_core.domain.claims import EmbeddingIdentity, EmbeddingState
@@ -27,8 +32,7 @@ def record_access(
     dialect = session.dialect
     return session.changed(
         f"""UPDATE agent_memory AS m
-              SET access_count = access_count + 1,
-                  last_accessed = {dialect.greatest}(COALESCE(last_accessed, ?), ?)
+              SET access_count = access_count + 1, last_accessed = {later_of("last_accessed")}
             WHERE {dialect.owner_probe} = ? AND {dialect.id_list("m.id")}
               AND {recallable("m.")} AND {NOT_FENCED}""",
         (now, now, agent_id, ids),

@@ -12,6 +12,7 @@ from datetime import datetime
 import attrs
 
 from memory_adapters.sql_claims import audit
+from memory_adapters.sql_claims.queries import later_of
 from memory_adapters.sql_claims.rows import DIRECTIVE_COLUMNS, DirectiveRow, structure_row
 from memory_adapters.sql_claims.session import Session
 from memory_core.domain.directives import (
@@ -119,12 +120,13 @@ def create(
         session.execute(
             f"""UPDATE agent_memory_directive
                  SET status = 'active', source = ?, content = ?, normalized_topic = ?,
-                     updated_at = {session.dialect.greatest}(created_at, ?)
+                     updated_at = {later_of("created_at")}
                WHERE agent_id = ? AND id = ?""",
             (
                 DirectiveSource.EXPLICIT_USER.value,
                 made.content,
                 made.topic,
+                now,
                 now,
                 agent_id,
                 directive_id,
@@ -190,9 +192,9 @@ def set_status(
         _ensure_capacity(session, agent_id)
     session.execute(
         f"""UPDATE agent_memory_directive
-              SET status = ?, updated_at = {session.dialect.greatest}(created_at, ?)
+              SET status = ?, updated_at = {later_of("created_at")}
             WHERE agent_id = ? AND id = ?""",
-        (status.value, now, agent_id, directive_id),
+        (status.value, now, now, agent_id, directive_id),
     )
     audit.record(
         session,

@@ -50,7 +50,7 @@ def _progress(session: Session, row: Sequence[Any], batch_removed: int = 0) -> C
         phase=ClearPhase(phase),
         removed_count=removed,
         batch_removed=batch_removed,
-        created_at=session.dialect.decode_time(created_at),
+        created_at=session.instant(created_at),
     )
 
 

@@ -21,6 +21,7 @@ __all__ = [
     "claims_of",
     "exact_scope",
     "fetch_claim_row",
+    "later_of",
     "recallable",
     "scope_clause",
     "sql_list",
@@ -43,6 +44,12 @@ def recallable(p: str = "") -> str:
         f"({p}lifecycle_state = 'active' AND {p}superseded_by IS NULL"
         f" AND {p}kind IN {RECALLABLE_KINDS_SQL})"
     )
+
+
+def later_of(column: str) -> str:
+    """The later of `column` and a bound instant (bind it twice); a NULL column gives the
+    instant. Portable where `max(a, b)` and `greatest(a, b)` are not."""
+    return f"CASE WHEN {column} > ? THEN {column} ELSE ? END"
 
 
 def claim_select(alias: str = "m") -> str:

@@ -171,7 +171,7 @@ def list_derivations(session: Session, agent_id: str, claim_id: str) -> list[Der
             parent_id=parent,
             child_id=child,
             kind=DerivationKind(kind),
-            created_at=session.dialect.decode_time(created),
+            created_at=session.instant(created),
         )
         for parent, child, kind, created in rows
     ]

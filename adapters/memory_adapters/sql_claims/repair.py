@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from memory_adapters.sql_claims import audit, tombstones
+from memory_adapters.sql_claims.queries import later_of
 from memory_adapters.sql_claims.rows import temporal_columns
 from memory_adapters.sql_claims.session import Session
 from memory_core.domain.errors import TemporalError
@@ -52,7 +53,7 @@ _COLUMNS = (
 
 def _invalid_zones(session: Session) -> list[str]:
     bad = []
-    for zone in session.dialect.invalid_zone_candidates(session):
+    for zone in session.dialect.zone_names(session):
         try:
             canonical_timezone(zone)
         except TemporalError:
@@ -132,9 +133,8 @@ def _repair_row(
         assignments = ", ".join(f"{column} = ?" for column in updates)
         session.execute(
             f"UPDATE agent_memory SET {assignments}, revision = revision + 1,"
-            f" updated_at = {session.dialect.greatest}(updated_at, ?)"
-            " WHERE agent_id = ? AND id = ?",
-            (*updates.values(), now, row["agent_id"], row["id"]),
+            f" updated_at = {later_of('updated_at')} WHERE agent_id = ? AND id = ?",
+            (*updates.values(), now, now, row["agent_id"], row["id"]),
         )
         tally.touch(row)
 
@@ -144,15 +144,15 @@ def repair(session: Session, *, now: datetime) -> RepairReport:
     dialect = session.dialect
     # No `finally`: on an error the write transaction rolls back, the lift with it (and a
     # failed PostgreSQL transaction refuses every further statement).
-    dialect.suspend_guard(session)
+    dialect.lift_guard(session, lifted=True)
     bad_zones = set(_invalid_zones(session))
     zone_list = ", ".join("?" for _ in bad_zones) or "NULL"
-    where = [f"temporal_timezone IN ({zone_list})", *dialect.repair_predicates(session)]
+    probe = dialect.repair_probe(session)
+    where = [f"temporal_timezone IN ({zone_list})", *probe.predicates]
     candidates = [
         dict(zip((*_COLUMNS, "temporal_ok", "scope_ok"), values, strict=True))
         for values in session.execute(
-            f"""SELECT {", ".join(_COLUMNS)}, {dialect.temporal_valid()},
-                       {dialect.scope_valid()}
+            f"""SELECT {", ".join(_COLUMNS)}, {probe.temporal_ok}, {probe.scope_ok}
                 FROM agent_memory WHERE {" OR ".join(where)}""",
             tuple(sorted(bad_zones)),
         ).fetchall()
@@ -173,7 +173,7 @@ def repair(session: Session, *, now: datetime) -> RepairReport:
             now=now,
             refs={"rows": touched},
         )
-    dialect.resume_guard(session)
+    dialect.lift_guard(session, lifted=False)
     return RepairReport(
         temporal_archived=tally.temporal_archived,
         internal_normalised=tally.internal_normalised,

@@ -41,7 +41,7 @@ from memory_core.ports.claims import (
 )
 from memory_core.ports.clock import DomainClock
 from memory_core.ports.secrets import SecretPolicy
-from memory_core.storage.drafts import prepare
+from memory_core.storage.drafts import prepare, stored_time
 
 __all__ = ["SqlClaimStore", "random_id"]
 
@@ -90,7 +90,9 @@ class SqlClaimStore:
 
     # --- plumbing ------------------------------------------------------------------------
     def _now(self, now: datetime | None = None) -> datetime:
-        return self._dialect.stamp(self._clock.now() if now is None else now)
+        # At stored precision, so what a write returns is what a later read sees.
+        value = self._clock.now() if now is None else now
+        return stored_time(value, "now", resolution=self._dialect.resolution)
 
     def _claim_id(self) -> str:
         return self._new_id("mem")

@@ -11,20 +11,18 @@ itself (an older schema's table has no CHECKs) and re-derives the mirror when in
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import apsw
 
-from memory_adapters.sql_claims import Session
+from memory_adapters.sql_claims import RepairProbe, Session
+from memory_adapters.sql_claims.lexical import LexicalQuery
 from memory_adapters.sql_claims.queries import recallable
 from memory_adapters.sql_claims.rows import row_converter as make_converter
 from memory_adapters.sqlite_store import fts, schema
-from memory_core.domain.scope import ScopeFilter
 from memory_core.domain.temporal import require_utc
 from memory_core.ports.claims import FtsHit
-from memory_core.storage.drafts import stored_time
 
 __all__ = ["SQLITE", "SqliteDialect", "from_ms", "to_ms"]
 
@@ -57,119 +55,80 @@ def _stored_ids(value: Any) -> tuple[str, ...]:
 
 
 class SqliteDialect:
-    row_key = "rid"
-    greatest = "max"
-    for_update = ""
+    """apsw SQLite: one writer, epoch milliseconds, JSON lists, an FTS5 mirror."""
+
+    row_converter = make_converter(instant=_stored_ms, entry_ids=_stored_ids)
+    resolution = _MS
+    audit_refs_column = "refs_json"
     # `+` keeps the planner off the (agent_id, ...) indexes: walking every row of the agent
     # to test it against a short id list cost 66 ms at 1M claims; probing the id key costs
     # microseconds.
     owner_probe = "+m.agent_id"
-    audit_refs_column = "refs_json"
-    row_converter = make_converter(instant=_stored_ms, entry_ids=_stored_ids)
+    row_key = "rid"  # clear batches walk an agent's rows in rowid order (its index's order)
+    for_update = ""  # BEGIN IMMEDIATE already holds the only write lock
 
     def sql(self, text: str) -> str:
-        return text
+        return text  # apsw's own placeholder
 
     def encode(self, value: object) -> object:
         if isinstance(value, datetime):
             return to_ms(value)
-        if isinstance(value, list | tuple | dict):
-            return json.dumps(value if isinstance(value, dict) else list(value))
-        return value
-
-    def decode_time(self, value: Any) -> datetime:
-        return from_ms(value)
-
-    def stamp(self, now: datetime) -> datetime:
-        return stored_time(now, "now")
+        if isinstance(value, dict):
+            return json.dumps(value)
+        return json.dumps(list(value)) if isinstance(value, list | tuple) else value
 
     def id_list(self, column: str) -> str:
         return f"{column} IN (SELECT value FROM json_each(?))"
-
-    def changes(self, conn: Any, cursor: Any) -> int:
-        return int(conn.changes())
-
-    def temporal_valid(self, prefix: str = "") -> str:
-        return schema.temporal_valid(prefix)
-
-    def scope_valid(self, prefix: str = "") -> str:
-        return schema.scope_valid(prefix)
 
     def mirror_insert(self, session: Session, content: str, agent_id: str) -> None:
         conn: apsw.Connection = session.conn  # type: ignore[assignment]
         fts.mirror_insert(conn, conn.last_insert_rowid(), content, agent_id)
 
-    def search_long(
-        self,
-        session: Session,
-        agent_id: str,
-        long_terms: Sequence[str],
-        short_terms: Sequence[str],
-        *,
-        scope_filter: ScopeFilter,
-        limit: int,
-        all_terms: bool,
-    ) -> list[FtsHit]:
-        return fts.ranked(
-            session,
-            agent_id,
-            long_terms,
-            short_terms,
-            scope_filter=scope_filter,
-            limit=limit,
-            all_terms=all_terms,
-        )
+    def search_long(self, session: Session, query: LexicalQuery) -> list[FtsHit]:
+        return fts.ranked(session, query)
 
-    def search_short(
-        self,
-        session: Session,
-        agent_id: str,
-        short_terms: Sequence[str],
-        *,
-        scope_filter: ScopeFilter,
-        limit: int,
-        all_terms: bool,
-    ) -> list[FtsHit]:
-        return fts.short(
-            session,
-            agent_id,
-            short_terms,
-            scope_filter=scope_filter,
-            limit=limit,
-            all_terms=all_terms,
-        )
+    def search_short(self, session: Session, query: LexicalQuery) -> list[FtsHit]:
+        return fts.short(session, query)
 
     def begin_clear(self, session: Session, agent_id: str, now: datetime) -> bool:
-        return bool(
-            session.changed(
-                """INSERT INTO agent_memory_clear_job (agent_id, cutoff_rowid, created_at)
-                   SELECT ?, COALESCE(max(rid), 0), ? FROM agent_memory WHERE agent_id = ?
-                   ON CONFLICT (agent_id) DO NOTHING""",
-                (agent_id, now, agent_id),
-            )
+        inserted = session.changed(
+            """INSERT INTO agent_memory_clear_job (agent_id, cutoff_rowid, created_at)
+               SELECT ?, COALESCE(max(rid), 0), ? FROM agent_memory WHERE agent_id = ?
+               ON CONFLICT (agent_id) DO NOTHING""",
+            (agent_id, now, agent_id),
         )
+        return inserted > 0
 
-    def suspend_guard(self, session: Session) -> None:
-        session.execute("INSERT INTO agent_memory_guard_suspension (token) VALUES (1)")
+    def lift_guard(self, session: Session, *, lifted: bool) -> None:
+        # A suspension row exists only inside the repair transaction that wrote it.
+        if lifted:
+            session.execute("INSERT INTO agent_memory_guard_suspension (token) VALUES (1)")
+        else:
+            session.execute("DELETE FROM agent_memory_guard_suspension")
 
-    def resume_guard(self, session: Session) -> None:
-        session.execute("DELETE FROM agent_memory_guard_suspension")
-
-    def invalid_zone_candidates(self, session: Session) -> list[str]:
+    def zone_names(self, session: Session) -> list[str]:
         rows = session.execute(
             "SELECT DISTINCT temporal_timezone FROM agent_memory"
             " WHERE typeof(temporal_timezone) = 'text'"
         )
         return [zone for (zone,) in rows]
 
-    def repair_predicates(self, session: Session) -> list[str]:
-        return [f"NOT {schema.temporal_valid()}", f"NOT {schema.scope_valid()}"]
+    def repair_probe(self, session: Session) -> RepairProbe:
+        # A table an older schema created has no CHECKs: every row is judged in SQL.
+        temporal_ok, scope_ok = schema.temporal_valid(), schema.scope_valid()
+        return RepairProbe(
+            temporal_ok=temporal_ok,
+            scope_ok=scope_ok,
+            predicates=(f"NOT {temporal_ok}", f"NOT {scope_ok}"),
+        )
 
     def after_repair(self, session: Session, *, touched: bool) -> bool:
-        (recallable_count,) = session.one(f"SELECT count(*) FROM agent_memory WHERE {recallable()}")  # type: ignore[misc]
-        (mirrored,) = session.one("SELECT count(*) FROM agent_memory_fts")  # type: ignore[misc]
+        counts = session.one(
+            f"""SELECT (SELECT count(*) FROM agent_memory WHERE {recallable()}),
+                       (SELECT count(*) FROM agent_memory_fts)"""
+        )
         # A raw writer may have bypassed the mirror's triggers; re-derive it when in doubt.
-        rebuild = touched or recallable_count != mirrored
+        rebuild = touched or counts is None or counts[0] != counts[1]
         if rebuild:
             fts.rebuild(session.conn)  # type: ignore[arg-type]
         return rebuild

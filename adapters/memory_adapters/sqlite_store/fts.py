@@ -14,11 +14,10 @@ from collections.abc import Sequence
 
 import apsw
 
-from memory_adapters.sql_claims.lexical import LIKE_SCAN_LIMIT, like_pattern
-from memory_adapters.sql_claims.queries import NOT_FENCED, exact_scope, recallable, scope_clause
+from memory_adapters.sql_claims.lexical import LexicalQuery, like_pattern, top_rows_per_scope
+from memory_adapters.sql_claims.queries import NOT_FENCED, recallable, scope_clause
 from memory_adapters.sql_claims.session import Session
 from memory_adapters.sqlite_store.connection import fts_owner_token
-from memory_core.domain.scope import ScopeFilter
 from memory_core.ports.claims import FtsHit
 
 __all__ = [
@@ -88,20 +87,11 @@ def match_expression(agent_id: str, terms: Sequence[str], *, all_terms: bool) ->
     return f"owner : {_quote(fts_owner_token(agent_id))} AND content : ({body})"
 
 
-def ranked(
-    session: Session,
-    agent_id: str,
-    long_terms: Sequence[str],
-    short_terms: Sequence[str],
-    *,
-    scope_filter: ScopeFilter,
-    limit: int,
-    all_terms: bool,
-) -> list[FtsHit]:
+def ranked(session: Session, query: LexicalQuery) -> list[FtsHit]:
     """bm25-ranked MATCH of the long terms; in ALL mode short terms narrow the candidates
     in the same statement, before LIMIT."""
-    scope_sql, scope_params = scope_clause(scope_filter)
-    like_sql = "".join(" AND m.content LIKE ? ESCAPE '\\'" for _ in short_terms)
+    scope_sql, scope_params = scope_clause(query.scope_filter)
+    like_sql = "".join(" AND m.content LIKE ? ESCAPE '\\'" for _ in query.short_terms)
     sql = f"""
       SELECT m.id, bm25(agent_memory_fts, 1.0, 0.0) AS score
       FROM agent_memory_fts f JOIN agent_memory m ON m.rid = f.rowid
@@ -110,46 +100,27 @@ def ranked(
       ORDER BY score, m.importance DESC, m.created_at DESC, m.id
       LIMIT ?"""
     params = [
-        match_expression(agent_id, long_terms, all_terms=all_terms),
-        agent_id,
+        match_expression(query.agent_id, query.long_terms, all_terms=query.all_terms),
+        query.agent_id,
         *scope_params,
-        *(like_pattern(term) for term in short_terms),
-        limit,
+        *(like_pattern(term) for term in query.short_terms),
+        query.limit,
     ]
     return [FtsHit(claim_id=cid, rank=float(score)) for cid, score in session.execute(sql, params)]
 
 
-def short(
-    session: Session,
-    agent_id: str,
-    short_terms: Sequence[str],
-    *,
-    scope_filter: ScopeFilter,
-    limit: int,
-    all_terms: bool,
-) -> list[FtsHit]:
-    """LIKE over the rowids of each admitted scope's most important rows (an index range
-    scan of the scoped-recall index bounded by LIKE_SCAN_LIMIT), ranked by terms matched."""
-    branches: list[str] = []
-    params: list[object] = []
-    for scope in scope_filter.scopes:
-        scope_sql, scope_params = exact_scope(scope)
-        branches.append(
-            f"""SELECT * FROM (
-                  SELECT m.rid FROM agent_memory m
-                  WHERE m.agent_id = ? AND {scope_sql} AND {recallable("m.")} AND {NOT_FENCED}
-                  ORDER BY m.importance DESC, m.created_at DESC, m.id LIMIT ?)"""
-        )
-        params += [agent_id, *scope_params, LIKE_SCAN_LIMIT]
-    matched = " + ".join("(m.content LIKE ? ESCAPE '\\')" for _ in short_terms)
+def short(session: Session, query: LexicalQuery) -> list[FtsHit]:
+    """LIKE over the rowids of each admitted scope's most important rows (a compound
+    SELECT member takes no LIMIT of its own, hence the subqueries), ranked by terms hit."""
+    selects, params = top_rows_per_scope(query, "m.rid")
+    slices = " UNION ALL ".join(f"SELECT * FROM ({select})" for select in selects)
+    matched = " + ".join("(m.content LIKE ? ESCAPE '\\')" for _ in query.short_terms)
     sql = f"""
       SELECT m.id, {matched} AS hits
-      FROM agent_memory m WHERE m.rid IN ({" UNION ALL ".join(branches)})
-        AND m.agent_id = ? AND {matched} >= ?
+      FROM agent_memory m WHERE m.rid IN ({slices}) AND m.agent_id = ? AND {matched} >= ?
       ORDER BY hits DESC, m.importance DESC, m.created_at DESC, m.id
       LIMIT ?"""
-    patterns = [like_pattern(term) for term in short_terms]
-    need = len(short_terms) if all_terms else 1
-    rows = session.execute(sql, [*patterns, *params, agent_id, *patterns, need, limit])
+    patterns = [like_pattern(term) for term in query.short_terms]
+    bound = [*patterns, *params, query.agent_id, *patterns, query.needed, query.limit]
     # LIKE hits carry no bm25 score; 0.0 ranks them after every lexical hit (bm25 < 0).
-    return [FtsHit(claim_id=cid, rank=0.0) for cid, _hits in rows]
+    return [FtsHit(claim_id=cid, rank=0.0) for cid, _hits in session.execute(sql, bound)]
