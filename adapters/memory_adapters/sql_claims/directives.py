@@ -2,7 +2,8 @@
 makes a directive active; suggestions are drafts inserted only if their identity is new, so
 a rejected suggestion stays rejected however often it is suggested again. Every function
 runs inside the caller's write transaction, so the capacity check and the activation cannot
-race; normalisation, capacity and transitions are `memory_core.storage.directives`'."""
+race. Normalisation (by the caller, before the lock), capacity and transitions are the
+rules of `memory_core.storage.directives`."""
 
 from __future__ import annotations
 
@@ -15,20 +16,13 @@ from memory_adapters.sql_claims import audit
 from memory_adapters.sql_claims.queries import later_of
 from memory_adapters.sql_claims.rows import DIRECTIVE_COLUMNS, DirectiveRow, structure_row
 from memory_adapters.sql_claims.session import Session
-from memory_core.domain.directives import (
-    Directive,
-    DirectiveKind,
-    DirectiveSource,
-    DirectiveStatus,
-)
+from memory_core.domain.directives import Directive, DirectiveSource, DirectiveStatus
 from memory_core.domain.errors import NotFound
-from memory_core.ports.secrets import SecretPolicy
 from memory_core.storage.directives import (
     NormalisedDirective,
     check_capacity,
     check_transition,
     create_needs_capacity,
-    normalise_directive,
     transition_event,
 )
 
@@ -87,16 +81,12 @@ def _new_row(
 def create(
     session: Session,
     agent_id: str,
-    kind: DirectiveKind,
-    content: str,
+    made: NormalisedDirective,
     *,
-    topic: str | None,
-    policy: SecretPolicy,
     now: datetime,
     new_id: Callable[[], str],
 ) -> Directive:
     """Explicit user create: upsert by identity, active at once (R-DIR-1)."""
-    made = normalise_directive(kind, content, topic, policy)
     existing = _one(
         session,
         "agent_id = ? AND kind = ? AND identity_hash = ?",
@@ -146,16 +136,12 @@ def create(
 def suggest(
     session: Session,
     agent_id: str,
-    kind: DirectiveKind,
-    content: str,
+    made: NormalisedDirective,
     *,
-    topic: str | None,
-    policy: SecretPolicy,
     now: datetime,
     new_id: Callable[[], str],
 ) -> Directive | None:
     """A derived draft, inserted only if absent; None when the identity already exists."""
-    made = normalise_directive(kind, content, topic, policy)
     row = _new_row(
         agent_id,
         made,

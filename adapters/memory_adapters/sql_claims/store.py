@@ -41,6 +41,7 @@ from memory_core.ports.claims import (
 )
 from memory_core.ports.clock import DomainClock
 from memory_core.ports.secrets import SecretPolicy
+from memory_core.storage.directives import NormalisedDirective, normalise_directive
 from memory_core.storage.drafts import prepare, stored_time
 
 __all__ = ["SqlClaimStore", "random_id"]
@@ -290,18 +291,10 @@ class SqlClaimStore:
         topic: str | None = None,
         now: datetime,
     ) -> Directive:
-        now = self._now(now)
-        with self._write(agent_id) as session:
-            return directives.create(
-                session,
-                agent_id,
-                kind,
-                content,
-                topic=topic,
-                policy=self._policy,
-                now=now,
-                new_id=self._directive_id,
-            )
+        made = normalise_directive(kind, content, topic, self._policy)
+        directive = self._write_directive(directives.create, agent_id, made, now)
+        assert directive is not None  # an explicit create always yields its directive
+        return directive
 
     def suggest_directive(
         self,
@@ -312,18 +305,20 @@ class SqlClaimStore:
         topic: str | None = None,
         now: datetime,
     ) -> Directive | None:
+        made = normalise_directive(kind, content, topic, self._policy)
+        return self._write_directive(directives.suggest, agent_id, made, now)
+
+    def _write_directive(
+        self,
+        write: Callable[..., Directive | None],
+        agent_id: str,
+        made: NormalisedDirective,
+        now: datetime,
+    ) -> Directive | None:
+        # Normalised (secret policy included) before the lock, like a claim draft.
         now = self._now(now)
         with self._write(agent_id) as session:
-            return directives.suggest(
-                session,
-                agent_id,
-                kind,
-                content,
-                topic=topic,
-                policy=self._policy,
-                now=now,
-                new_id=self._directive_id,
-            )
+            return write(session, agent_id, made, now=now, new_id=self._directive_id)
 
     def set_directive_status(
         self, agent_id: str, directive_id: str, status: DirectiveStatus, *, now: datetime
