@@ -64,8 +64,9 @@ import numpy as np
 
 from benchmarks.vectors import measure_bandwidth
 from memory_adapters.clocks import MonotonicClock
-from memory_adapters.sqlite_store import bookkeeping
+from memory_adapters.sql_claims import Session, bookkeeping
 from memory_adapters.sqlite_store.connection import write_transaction
+from memory_adapters.sqlite_store.dialect import SQLITE
 from memory_adapters.sqlite_store.migrations import probe_tokenizer
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
@@ -317,7 +318,7 @@ async def _build(
             with write_transaction(conn) as tx:
                 for claim_id, revision in ids[low : low + MARK_BATCH]:
                     marked += bookkeeping.mark_embedding(
-                        tx,
+                        Session(tx, SQLITE),
                         AGENT,
                         claim_id,
                         expected_revision=revision,

@@ -41,9 +41,12 @@ STORED_RESOLUTION = timedelta(milliseconds=1)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def stored_time(value: datetime, field: str = "datetime") -> datetime:
-    """`value` as a store reads it back: aware UTC, truncated to `STORED_RESOLUTION`."""
-    return _EPOCH + (require_utc(value, field) - _EPOCH) // STORED_RESOLUTION * STORED_RESOLUTION
+def stored_time(
+    value: datetime, field: str = "datetime", *, resolution: timedelta = STORED_RESOLUTION
+) -> datetime:
+    """`value` as a store reads it back: aware UTC, truncated to `resolution` (a store's
+    own `now` may keep more than the validity bounds' `STORED_RESOLUTION`)."""
+    return _EPOCH + (require_utc(value, field) - _EPOCH) // resolution * resolution
 
 
 def stored_temporal(temporal: TemporalMetadata) -> TemporalMetadata:

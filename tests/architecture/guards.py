@@ -84,6 +84,9 @@ _MODULE_PATH_STRING = re.compile(
 )
 
 HOST_MODULES = ("pluggy", "memory_plugins")
+# The one shared SQL kit and the adapters that build on it: pyproject.toml's
+# adapters-independent contract ignores exactly these imports.
+SHARED_ADAPTER_KITS = {"sql_claims": ("sqlite_store", "postgres_store")}
 # Host surfaces reach storage and the raw tape through the registry / composition root only.
 HOST_SURFACE_FORBIDDEN = (
     "memory_adapters.sqlite_store",
@@ -246,14 +249,19 @@ def scan_adapters(adapters_dir: Path) -> list[Finding]:
 
     `memory_adapters.clocks` counts as an adapter like any other: it implements the clock
     ports, and other adapters receive clocks through those ports from the composition root.
-    Only the package's own `__init__` is shared, and it may import no adapter.
+    Only the package's own `__init__` is shared, and it may import no adapter — apart from
+    `SHARED_ADAPTER_KITS`, which only the adapters named there may import.
     """
     adapters = adapter_names(adapters_dir)
 
     def check(facts: FileFacts) -> list[Finding]:
         parts = facts.path.relative_to(adapters_dir).with_suffix("").parts
         own = None if parts == ("__init__",) else parts[0]
-        others = tuple(f"{ADAPTER_PACKAGE}.{name}" for name in adapters if name != own)
+        others = tuple(
+            f"{ADAPTER_PACKAGE}.{name}"
+            for name in adapters
+            if name != own and own not in SHARED_ADAPTER_KITS.get(name, ())
+        )
         findings: list[Finding] = []
         for ref in facts.imports:
             host = ref.first_match(HOST_MODULES)

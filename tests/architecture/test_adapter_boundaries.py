@@ -67,6 +67,20 @@ PLANTED_ADAPTER_VIOLATIONS = [
     ),
     pytest.param(
         STORE,
+        "from memory_adapters.sql_claims import Session\n",
+        1,
+        "adapter-cross-import",
+        id="shared-kit-outside-its-stores",
+    ),
+    pytest.param(
+        "sql_claims/planted.py",
+        "from memory_adapters.sqlite_store import ApswClaimStore\n",
+        1,
+        "adapter-cross-import",
+        id="shared-kit-imports-a-store",
+    ),
+    pytest.param(
+        STORE,
         "import importlib\n\nNAME = 'x'\nimportlib.import_module(NAME)\n",
         4,
         "adapter-unverifiable-dynamic-import",

@@ -21,9 +21,10 @@ from memory_adapters.postgres_store.errors import (
     TEMPORAL_CONSTRAINT,
 )
 from memory_adapters.postgres_store.migrations import Extensions, Migration
+from memory_adapters.sql_claims import ddl
+from memory_adapters.sql_claims.queries import RECALLABLE_KINDS_SQL, recallable, sql_list
 from memory_core.domain.claims import Category, ClaimKind, EmbeddingState, Lifecycle
 from memory_core.domain.directives import DirectiveKind, DirectiveSource, DirectiveStatus
-from memory_core.domain.temporal import Precision, TemporalKind
 
 __all__ = [
     "COMPONENT",
@@ -42,48 +43,24 @@ OPTIONAL_EXTENSIONS = ("pg_trgm", "btree_gin")
 GUARD_SETTING = "agent_memory.suspend_clear_guard"
 
 
-def _in(values: object) -> str:
-    return "(" + ", ".join(f"'{getattr(v, 'value', v)}'" for v in values) + ")"  # type: ignore[attr-defined]
-
-
-RECALLABLE_KINDS_SQL = _in(kind for kind in ClaimKind if not kind.is_internal)
-_TIMED_KINDS = _in(kind for kind in TemporalKind if kind is not TemporalKind.ATEMPORAL)
+_in = sql_list
 _TRIM = r"E' \t\n\v\f\r'"  # the ASCII whitespace Python's strip() removes too
 
 
-def recallable(p: str = "") -> str:
-    """Rows recall may return: active, not superseded, not internal."""
-    return (
-        f"({p}lifecycle_state = 'active' AND {p}superseded_by IS NULL"
-        f" AND {p}kind IN {RECALLABLE_KINDS_SQL})"
-    )
+def _btrim(column: str) -> str:
+    return f"btrim({column}, {_TRIM})"
 
 
 def temporal_valid(p: str = "") -> str:
-    """R-TIME-1/2: atemporal carries nothing; other kinds carry precision, zone, confidence."""
-    return f"""COALESCE((
-      ({p}temporal_kind = 'atemporal' AND {p}valid_from IS NULL AND {p}valid_until IS NULL
-        AND {p}temporal_precision IS NULL AND {p}temporal_timezone IS NULL
-        AND {p}temporal_confidence IS NULL)
-      OR ({p}temporal_kind IN {_TIMED_KINDS}
-        AND {p}temporal_precision IN {_in(Precision)}
-        AND length({p}temporal_timezone) BETWEEN 1 AND 128
-        AND {p}temporal_timezone = btrim({p}temporal_timezone, {_TRIM})
-        AND {p}temporal_confidence BETWEEN 0 AND 1
-        AND ({p}valid_from IS NULL OR {p}valid_until IS NULL OR {p}valid_from < {p}valid_until))
-    ), false)"""
+    """R-TIME-1/2 (`sql_claims.ddl`); the column types are PostgreSQL's to enforce."""
+    return ddl.temporal_predicate(p, trim=_btrim, typed=(), false="false")
 
 
 def scope_valid(p: str = "") -> str:
-    """R-SCOPE-1/2: agent ⇔ no scope id; the legacy shadow mirrors a User scope id only."""
-    return f"""COALESCE((
-      ({p}scope_type = 'agent' AND {p}scope_id IS NULL AND {p}user_scope IS NULL)
-      OR ({p}scope_type IN ('user', 'project', 'session')
-        AND length({p}scope_id) BETWEEN 1 AND 256
-        AND {p}scope_id = btrim({p}scope_id, {_TRIM})
-        AND CASE {p}scope_type WHEN 'user' THEN {p}user_scope IS NOT DISTINCT FROM {p}scope_id
-                              ELSE {p}user_scope IS NULL END)
-    ), false)"""
+    """R-SCOPE-1/2 (`sql_claims.ddl`)."""
+    return ddl.scope_predicate(
+        p, trim=_btrim, same=lambda a, b: f"{a} IS NOT DISTINCT FROM {b}", typed=(), false="false"
+    )
 
 
 _CLAIMS_TABLE = f"""
@@ -129,21 +106,11 @@ CREATE TABLE agent_memory (
   PRIMARY KEY (agent_id, id),
   CONSTRAINT {TEMPORAL_CONSTRAINT} CHECK ({temporal_valid()}),
   CONSTRAINT {SCOPE_CONSTRAINT} CHECK ({scope_valid()}),
-  CHECK (embedding_state <> 'ready'
-         OR (embedding_provider IS NOT NULL AND embedding_model IS NOT NULL
-             AND embedding_dim IS NOT NULL))
+  {ddl.EMBEDDING_IDENTITY_CHECK}
 )"""
 
 _CLAIM_INDEXES = (
-    """CREATE UNIQUE INDEX agent_memory_provenance
-         ON agent_memory (agent_id, provenance_key) WHERE provenance_key IS NOT NULL""",
-    "CREATE INDEX agent_memory_listing ON agent_memory (agent_id, created_at DESC, id DESC)",
-    f"""CREATE INDEX agent_memory_scoped_recall
-         ON agent_memory (agent_id, scope_type, scope_id, importance DESC, created_at DESC, id)
-         WHERE {recallable()}""",
-    f"""CREATE INDEX agent_memory_pending_embedding
-         ON agent_memory (agent_id, created_at, id)
-         WHERE embedding_state = 'pending' AND {recallable()}""",
+    *ddl.CLAIM_INDEXES,
     # Startup repair lists distinct zones through this index instead of scanning the table.
     """CREATE INDEX agent_memory_timezone ON agent_memory (temporal_timezone)
          WHERE temporal_timezone IS NOT NULL""",
@@ -323,11 +290,7 @@ def _v1(conn: psycopg.Connection, extensions: Extensions) -> None:
 
 def _v2(conn: psycopg.Connection, extensions: Extensions) -> None:
     # The write path finds a slot's live holder by this index instead of paging the scope.
-    conn.execute(
-        f"""CREATE INDEX IF NOT EXISTS agent_memory_live_slot
-              ON agent_memory (agent_id, scope_type, scope_id, slot, created_at DESC, id DESC)
-              WHERE slot IS NOT NULL AND {recallable()}"""
-    )
+    conn.execute(ddl.live_slot_index())
 
 
 MIGRATIONS = (

@@ -1,11 +1,11 @@
-"""Lexical recall over the FTS5 mirror (R-READ-3), and the mirror's maintenance.
+"""SQLite's lexical recall over the FTS5 mirror (R-READ-3), and the mirror's maintenance.
 
-Terms of ≥3 code points go through FTS5 (the trigram tokenizer matches substrings in any
-script, but only from 3 code points); shorter terms — a two-character CJK word, "Go" —
-use an escaped LIKE over a bounded, importance-ordered slice of the owner's rows. The
-owner predicate is applied twice before LIMIT: as the hashed owner token inside the MATCH
-(so the index itself narrows to this owner) and as `m.agent_id = ?` in the join (so a
-token collision can never leak a row).
+`sql_claims.lexical` decides which terms go where. Terms of ≥3 code points go through FTS5
+(the trigram tokenizer matches substrings in any script, but only from 3 code points),
+ranked by bm25; shorter terms use an escaped LIKE over a bounded, importance-ordered slice
+of the owner's rows. The owner predicate is applied twice before LIMIT: as the hashed owner
+token inside the MATCH (so the index itself narrows to this owner) and as `m.agent_id = ?`
+in the join (so a token collision can never leak a row).
 """
 
 from __future__ import annotations
@@ -14,28 +14,23 @@ from collections.abc import Sequence
 
 import apsw
 
+from memory_adapters.sql_claims.lexical import LexicalQuery, like_pattern, top_rows_per_scope
+from memory_adapters.sql_claims.queries import NOT_FENCED, recallable, scope_clause
+from memory_adapters.sql_claims.session import Session
 from memory_adapters.sqlite_store.connection import fts_owner_token
-from memory_adapters.sqlite_store.queries import NOT_FENCED, scope_clause
-from memory_adapters.sqlite_store.schema import recallable
-from memory_core.domain.scope import ScopeFilter
-from memory_core.ports.claims import FtsHit, MatchMode
+from memory_core.ports.claims import FtsHit
 
 __all__ = [
-    "LIKE_SCAN_LIMIT",
-    "MIN_FTS_TERM",
     "configure",
+    "fts_owner_token",
     "match_expression",
     "mirror_insert",
     "mirror_rowids",
     "optimize",
+    "ranked",
     "rebuild",
-    "search",
+    "short",
 ]
-
-MIN_FTS_TERM = 3
-# How many of the owner's most important rows per scope a LIKE fallback inspects.
-LIKE_SCAN_LIMIT = 2_000
-_MAX_TERMS = 32
 
 
 def configure(conn: apsw.Connection, *, hardened: bool) -> None:
@@ -85,101 +80,18 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def match_expression(agent_id: str, terms: Sequence[str], mode: MatchMode) -> str:
+def match_expression(agent_id: str, terms: Sequence[str], *, all_terms: bool) -> str:
     """`owner : "<token>" AND content : ("t1" OR "t2")` — every term a quoted phrase, so
     user text can never inject FTS5 query syntax."""
-    joiner = " AND " if mode is MatchMode.ALL else " OR "
-    body = joiner.join(_quote(term) for term in terms)
+    body = (" AND " if all_terms else " OR ").join(_quote(term) for term in terms)
     return f"owner : {_quote(fts_owner_token(agent_id))} AND content : ({body})"
 
 
-def _like_pattern(term: str) -> str:
-    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
-def _clean(terms: Sequence[str]) -> list[str]:
-    seen: dict[str, None] = {}
-    for term in terms:
-        stripped = term.strip() if isinstance(term, str) else ""
-        if stripped:
-            seen.setdefault(stripped, None)
-    return list(seen)[:_MAX_TERMS]
-
-
-def search(
-    conn: apsw.Connection,
-    agent_id: str,
-    terms: Sequence[str],
-    *,
-    scope_filter: ScopeFilter,
-    limit: int,
-    match_mode: MatchMode,
-) -> list[FtsHit]:
-    cleaned = _clean(terms)
-    if not cleaned or limit <= 0 or not scope_filter.scopes:
-        return []
-    long_terms = [term for term in cleaned if len(term) >= MIN_FTS_TERM]
-    short_terms = [term for term in cleaned if len(term) < MIN_FTS_TERM]
-    if match_mode is MatchMode.ALL:
-        if long_terms:
-            return _fts(
-                conn,
-                agent_id,
-                long_terms=long_terms,
-                short_terms=short_terms,
-                scope_filter=scope_filter,
-                limit=limit,
-                match_mode=match_mode,
-            )
-        return _like(
-            conn,
-            agent_id,
-            short_terms=short_terms,
-            scope_filter=scope_filter,
-            limit=limit,
-            match_mode=match_mode,
-        )
-    hits = (
-        _fts(
-            conn,
-            agent_id,
-            long_terms=long_terms,
-            short_terms=[],
-            scope_filter=scope_filter,
-            limit=limit,
-            match_mode=match_mode,
-        )
-        if long_terms
-        else []
-    )
-    if short_terms and len(hits) < limit:
-        seen = {hit.claim_id for hit in hits}
-        extra = _like(
-            conn,
-            agent_id,
-            short_terms=short_terms,
-            scope_filter=scope_filter,
-            limit=limit + len(hits),
-            match_mode=match_mode,
-        )
-        hits += [hit for hit in extra if hit.claim_id not in seen][: limit - len(hits)]
-    return hits
-
-
-def _fts(
-    conn: apsw.Connection,
-    agent_id: str,
-    *,
-    long_terms: list[str],
-    short_terms: list[str],
-    scope_filter: ScopeFilter,
-    limit: int,
-    match_mode: MatchMode,
-) -> list[FtsHit]:
-    scope_sql, scope_params = scope_clause(scope_filter)
-    # In ALL mode, short terms narrow the FTS candidates in the same statement, before LIMIT.
-    like_sql = "".join(" AND m.content LIKE ? ESCAPE '\\'" for _ in short_terms)
+def ranked(session: Session, query: LexicalQuery) -> list[FtsHit]:
+    """bm25-ranked MATCH of the long terms; in ALL mode short terms narrow the candidates
+    in the same statement, before LIMIT."""
+    scope_sql, scope_params = scope_clause(query.scope_filter)
+    like_sql = "".join(" AND m.content LIKE ? ESCAPE '\\'" for _ in query.short_terms)
     sql = f"""
       SELECT m.id, bm25(agent_memory_fts, 1.0, 0.0) AS score
       FROM agent_memory_fts f JOIN agent_memory m ON m.rid = f.rowid
@@ -188,55 +100,27 @@ def _fts(
       ORDER BY score, m.importance DESC, m.created_at DESC, m.id
       LIMIT ?"""
     params = [
-        match_expression(agent_id, long_terms, match_mode),
-        agent_id,
+        match_expression(query.agent_id, query.long_terms, all_terms=query.all_terms),
+        query.agent_id,
         *scope_params,
-        *(_like_pattern(term) for term in short_terms),
-        limit,
+        *(like_pattern(term) for term in query.short_terms),
+        query.limit,
     ]
-    return [FtsHit(claim_id=cid, rank=float(score)) for cid, score in conn.execute(sql, params)]
+    return [FtsHit(claim_id=cid, rank=float(score)) for cid, score in session.execute(sql, params)]
 
 
-def _like(
-    conn: apsw.Connection,
-    agent_id: str,
-    *,
-    short_terms: list[str],
-    scope_filter: ScopeFilter,
-    limit: int,
-    match_mode: MatchMode,
-) -> list[FtsHit]:
-    # One branch per admitted scope, each an index range scan of the scoped-recall index
-    # bounded by LIKE_SCAN_LIMIT; the LIKE then runs over at most that many rows per scope.
-    branches: list[str] = []
-    params: list[object] = []
-    for scope in scope_filter.scopes:
-        if scope.is_agent:
-            scope_sql, scope_params = "m.scope_type = 'agent' AND m.scope_id IS NULL", []
-        else:
-            scope_sql, scope_params = (
-                "m.scope_type = ? AND m.scope_id = ?",
-                [
-                    scope.kind.value,
-                    scope.scope_id,
-                ],
-            )
-        branches.append(
-            f"""SELECT * FROM (
-                  SELECT m.rid FROM agent_memory m
-                  WHERE m.agent_id = ? AND {scope_sql} AND {recallable("m.")} AND {NOT_FENCED}
-                  ORDER BY m.importance DESC, m.created_at DESC, m.id LIMIT ?)"""
-        )
-        params += [agent_id, *scope_params, LIKE_SCAN_LIMIT]
-    matched = " + ".join("(m.content LIKE ? ESCAPE '\\')" for _ in short_terms)
-    need = len(short_terms) if match_mode is MatchMode.ALL else 1
+def short(session: Session, query: LexicalQuery) -> list[FtsHit]:
+    """LIKE over the rowids of each admitted scope's most important rows (a compound
+    SELECT member takes no LIMIT of its own, hence the subqueries), ranked by terms hit."""
+    selects, params = top_rows_per_scope(query, "m.rid")
+    slices = " UNION ALL ".join(f"SELECT * FROM ({select})" for select in selects)
+    matched = " + ".join("(m.content LIKE ? ESCAPE '\\')" for _ in query.short_terms)
     sql = f"""
       SELECT m.id, {matched} AS hits
-      FROM agent_memory m WHERE m.rid IN ({" UNION ALL ".join(branches)})
-        AND m.agent_id = ? AND {matched} >= ?
+      FROM agent_memory m WHERE m.rid IN ({slices}) AND m.agent_id = ? AND {matched} >= ?
       ORDER BY hits DESC, m.importance DESC, m.created_at DESC, m.id
       LIMIT ?"""
-    patterns = [_like_pattern(term) for term in short_terms]
-    params = [*patterns, *params, agent_id, *patterns, need, limit]
+    patterns = [like_pattern(term) for term in query.short_terms]
+    bound = [*patterns, *params, query.agent_id, *patterns, query.needed, query.limit]
     # LIKE hits carry no bm25 score; 0.0 ranks them after every lexical hit (bm25 < 0).
-    return [FtsHit(claim_id=cid, rank=0.0) for cid, _hits in conn.execute(sql, params)]
+    return [FtsHit(claim_id=cid, rank=0.0) for cid, _hits in session.execute(sql, bound)]

@@ -9,9 +9,10 @@ NULL pass, and a trigger whose WHEN is NULL would not fire.
 
 from __future__ import annotations
 
+from memory_adapters.sql_claims import ddl
+from memory_adapters.sql_claims.queries import RECALLABLE_KINDS_SQL, recallable, sql_list
 from memory_core.domain.claims import Category, ClaimKind, EmbeddingState, Lifecycle
 from memory_core.domain.directives import DirectiveKind, DirectiveSource, DirectiveStatus
-from memory_core.domain.temporal import Precision, TemporalKind
 
 __all__ = [
     "CLEAR_GUARD_MESSAGE",
@@ -31,54 +32,42 @@ TEMPORAL_ERROR_MESSAGE = "invalid agent_memory temporal metadata"
 SCOPE_ERROR_MESSAGE = "invalid agent_memory scope"
 
 
-def _in(values: object) -> str:
-    return "(" + ", ".join(f"'{getattr(v, 'value', v)}'" for v in values) + ")"  # type: ignore[attr-defined]
-
-
-RECALLABLE_KINDS_SQL = _in(kind for kind in ClaimKind if not kind.is_internal)
-_TIMED_KINDS = _in(kind for kind in TemporalKind if kind is not TemporalKind.ATEMPORAL)
+_in = sql_list
 # Python's str.strip() removes these too; a padded id would never equal a context's id.
 _TRIM_SET = "' ' || char(9, 10, 11, 12, 13)"
 
 
-def recallable(p: str = "") -> str:
-    """Rows recall may return: active, not superseded, not internal."""
-    return (
-        f"({p}lifecycle_state = 'active' AND {p}superseded_by IS NULL"
-        f" AND {p}kind IN {RECALLABLE_KINDS_SQL})"
-    )
+live_slot_index = ddl.live_slot_index
+
+
+def _trim(column: str) -> str:
+    return f"trim({column}, {_TRIM_SET})"
 
 
 def temporal_valid(p: str = "") -> str:
-    """R-TIME-1/2: atemporal carries nothing; other kinds carry precision, zone, confidence."""
-    return f"""COALESCE((
-      ({p}temporal_kind = 'atemporal' AND {p}valid_from IS NULL AND {p}valid_until IS NULL
-        AND {p}temporal_precision IS NULL AND {p}temporal_timezone IS NULL
-        AND {p}temporal_confidence IS NULL)
-      OR ({p}temporal_kind IN {_TIMED_KINDS}
-        AND {p}temporal_precision IN {_in(Precision)}
-        AND typeof({p}temporal_timezone) = 'text'
-        AND length({p}temporal_timezone) BETWEEN 1 AND 128
-        AND {p}temporal_timezone = trim({p}temporal_timezone, {_TRIM_SET})
-        AND typeof({p}temporal_confidence) IN ('real', 'integer')
-        AND {p}temporal_confidence BETWEEN 0 AND 1
-        AND ({p}valid_from IS NULL OR typeof({p}valid_from) = 'integer')
-        AND ({p}valid_until IS NULL OR typeof({p}valid_until) = 'integer')
-        AND ({p}valid_from IS NULL OR {p}valid_until IS NULL OR {p}valid_from < {p}valid_until))
-    ), 0)"""
+    """R-TIME-1/2 (`sql_claims.ddl`), with SQLite's column-type checks."""
+    return ddl.temporal_predicate(
+        p,
+        trim=_trim,
+        typed=(
+            f"typeof({p}temporal_timezone) = 'text'",
+            f"typeof({p}temporal_confidence) IN ('real', 'integer')",
+            f"({p}valid_from IS NULL OR typeof({p}valid_from) = 'integer')",
+            f"({p}valid_until IS NULL OR typeof({p}valid_until) = 'integer')",
+        ),
+        false="0",
+    )
 
 
 def scope_valid(p: str = "") -> str:
-    """R-SCOPE-1/2: agent ⇔ no scope id; the legacy shadow mirrors a User scope id only."""
-    return f"""COALESCE((
-      ({p}scope_type = 'agent' AND {p}scope_id IS NULL AND {p}user_scope IS NULL)
-      OR ({p}scope_type IN ('user', 'project', 'session')
-        AND typeof({p}scope_id) = 'text'
-        AND length({p}scope_id) BETWEEN 1 AND 256
-        AND {p}scope_id = trim({p}scope_id, {_TRIM_SET})
-        AND CASE {p}scope_type WHEN 'user' THEN {p}user_scope IS {p}scope_id
-                              ELSE {p}user_scope IS NULL END)
-    ), 0)"""
+    """R-SCOPE-1/2 (`sql_claims.ddl`), with SQLite's column-type check."""
+    return ddl.scope_predicate(
+        p,
+        trim=_trim,
+        same=lambda a, b: f"{a} IS {b}",
+        typed=(f"typeof({p}scope_id) = 'text'",),
+        false="0",
+    )
 
 
 _CLAIMS_TABLE = f"""
@@ -124,35 +113,16 @@ CREATE TABLE agent_memory (
   conflict_state TEXT CHECK (conflict_state IS NULL OR conflict_state = 'challenged'),
   CHECK ({temporal_valid()}),
   CHECK ({scope_valid()}),
-  CHECK (embedding_state <> 'ready'
-         OR (embedding_provider IS NOT NULL AND embedding_model IS NOT NULL
-             AND embedding_dim IS NOT NULL))
+  {ddl.EMBEDDING_IDENTITY_CHECK}
 )"""
 
 _CLAIM_INDEXES = (
-    """CREATE UNIQUE INDEX agent_memory_provenance
-         ON agent_memory (agent_id, provenance_key) WHERE provenance_key IS NOT NULL""",
+    *ddl.CLAIM_INDEXES,
     # Clear batches walk one agent's rows in rowid order; an index on agent_id is ordered so.
     "CREATE INDEX agent_memory_agent ON agent_memory (agent_id)",
-    """CREATE INDEX agent_memory_listing
-         ON agent_memory (agent_id, created_at DESC, id DESC)""",
-    f"""CREATE INDEX agent_memory_scoped_recall
-         ON agent_memory (agent_id, scope_type, scope_id, importance DESC, created_at DESC, id)
-         WHERE {recallable()}""",
-    f"""CREATE INDEX agent_memory_pending_embedding
-         ON agent_memory (agent_id, created_at, id)
-         WHERE embedding_state = 'pending' AND {recallable()}""",
     """CREATE INDEX agent_memory_superseded
          ON agent_memory (agent_id, superseded_by) WHERE superseded_by IS NOT NULL""",
 )
-
-
-def live_slot_index() -> str:
-    """The decision step's slot lookup (`find_live_by_slot`): live rows only, so its size
-    follows the slotted facts that are current, not the history (schema v4)."""
-    return f"""CREATE INDEX IF NOT EXISTS agent_memory_live_slot
-         ON agent_memory (agent_id, scope_type, scope_id, slot, created_at DESC, id DESC)
-         WHERE slot IS NOT NULL AND {recallable()}"""
 
 
 _SIDE_TABLES = (

@@ -10,9 +10,11 @@ from collections.abc import Callable
 import psycopg
 import pytest
 
-from memory_adapters.postgres_store import ConnectionSettings, PostgresClaimStore, reads
+from memory_adapters.postgres_store import ConnectionSettings, PostgresClaimStore
+from memory_adapters.postgres_store.dialect import POSTGRES
 from memory_adapters.postgres_store.errors import translate_errors
 from memory_adapters.postgres_store.testing import ThrowawayServer
+from memory_adapters.sql_claims import Session, reads
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import ClaimDraft, Lifecycle, WriteOrigin
 from memory_core.domain.errors import ClearInProgress, StoreError, ValidationError
@@ -237,7 +239,8 @@ def test_slot_lookup_is_answered_by_the_live_slot_index(
     conn = store._open()
     conn.execute("ANALYZE agent_memory")
     recording = _Recording(conn)
-    found = reads.find_live_by_slot(recording, "a", scope, "user.home_city")  # type: ignore[arg-type]
+    session = Session(recording, POSTGRES)  # type: ignore[arg-type]
+    found = reads.find_live_by_slot(session, "a", scope, "user.home_city")
     assert found is not None and found.content == "Lives in Paris"
     ((sql, params),) = recording.statements
     plan = [row[0] for row in conn.execute(f"EXPLAIN {sql}", params)]  # type: ignore[arg-type]

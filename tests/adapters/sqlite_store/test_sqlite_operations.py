@@ -9,6 +9,7 @@ from collections.abc import Callable
 import apsw
 import pytest
 
+from memory_adapters.sql_claims import lexical
 from memory_adapters.sqlite_store import ApswClaimStore, fts, run_clear
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import ClaimDraft, EmbeddingIdentity, WriteOrigin
@@ -238,7 +239,7 @@ def test_short_term_fallback_scans_a_bounded_importance_ordered_slice(
     store: ApswClaimStore, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """R-READ-3: the LIKE fallback is bounded: it inspects only the most important rows."""
-    monkeypatch.setattr(fts, "LIKE_SCAN_LIMIT", 3)
+    monkeypatch.setattr(lexical, "LIKE_SCAN_LIMIT", 3)
     ranked = [_add(store, clock, f"uses Go daily {i}", importance=i / 10) for i in range(6)]
     hits = store.search_fts(A, ["Go"], scope_filter=AGENT_ONLY, limit=10)
     assert [h.claim_id for h in hits] == ranked[::-1][:3]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from storage_support import T0, state
 
@@ -28,6 +28,7 @@ def test_an_undated_or_earlier_successor_closes_at_the_recording_time() -> None:
     assert closing_instant(state(None), state(T0), NOW) == T0
 
 
+@settings(deadline=None)  # a loaded machine must not fail a pure rule
 @given(old_start=_offsets, successor_start=_offsets)
 def test_the_closing_instant_is_the_successor_start_or_now(old_start, successor_start) -> None:  # type: ignore[no-untyped-def]
     ends = closing_instant(state(old_start), state(successor_start), NOW)
@@ -54,6 +55,7 @@ def test_a_state_starting_at_or_after_the_end_and_other_kinds_are_untouched() ->
     assert closed_valid_until(ATEMPORAL, NOW) is None
 
 
+@settings(deadline=None)  # a loaded machine must not fail a pure rule
 @given(start=_offsets, ends=_offsets)
 def test_a_closed_interval_is_never_empty_or_longer(start, ends) -> None:  # type: ignore[no-untyped-def]
     until = closed_valid_until(state(start), ends)

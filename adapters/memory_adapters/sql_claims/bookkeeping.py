@@ -4,38 +4,43 @@ clear began neither trips the guard nor resurrects anything."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
+from datetime import datetime
 
-import apsw
-
-from memory_adapters.sqlite_store.queries import NOT_FENCED
-from memory_adapters.sqlite_store.schema import RECALLABLE_KINDS_SQL, recallable
+from memory_adapters.sql_claims.queries import (
+    NOT_FENCED,
+    RECALLABLE_KINDS_SQL,
+    later_of,
+    recallable,
+)
+from memory_adapters.sql_claims.reads import distinct_ids
+from memory_adapters.sql_claims.session import Session
 from memory_core.domain.claims import EmbeddingIdentity, EmbeddingState
 from memory_core.domain.errors import ValidationError
 
 __all__ = ["mark_embedding", "record_access", "reset_embeddings"]
 
+_NO_VECTOR = "embedding_provider = NULL, embedding_model = NULL, embedding_dim = NULL"
+
 
 def record_access(
-    conn: apsw.Connection, agent_id: str, claim_ids: Sequence[str], *, now_ms: int
+    session: Session, agent_id: str, claim_ids: Sequence[str], *, now: datetime
 ) -> int:
-    ids = list(dict.fromkeys(cid for cid in claim_ids if isinstance(cid, str)))
+    ids = distinct_ids(claim_ids)
     if not ids:
         return 0
-    conn.execute(
+    dialect = session.dialect
+    return session.changed(
         f"""UPDATE agent_memory AS m
-              SET access_count = access_count + 1,
-                  last_accessed = max(COALESCE(last_accessed, 0), ?)
-            WHERE +m.agent_id = ? AND m.id IN (SELECT value FROM json_each(?))
+              SET access_count = access_count + 1, last_accessed = {later_of("last_accessed")}
+            WHERE {dialect.owner_probe} = ? AND {dialect.id_list("m.id")}
               AND {recallable("m.")} AND {NOT_FENCED}""",
-        (now_ms, agent_id, json.dumps(ids)),
+        (now, now, agent_id, ids),
     )
-    return conn.changes()
 
 
 def mark_embedding(
-    conn: apsw.Connection,
+    session: Session,
     agent_id: str,
     claim_id: str,
     *,
@@ -43,13 +48,16 @@ def mark_embedding(
     identity: EmbeddingIdentity | None,
     ready: bool,
 ) -> bool:
+    """Record an embedding outcome at the revision it was computed for; False when the row
+    moved on (or is gone, or fenced). Not ready with an identity is an error; without one
+    the row is searchable by text only."""
     if ready and identity is None:
         raise ValidationError("identity", "required to mark an embedding ready")
     if ready:
         state = EmbeddingState.READY
     else:
         state = EmbeddingState.ERROR if identity is not None else EmbeddingState.FTS_ONLY
-    conn.execute(
+    changed = session.changed(
         f"""UPDATE agent_memory AS m
               SET embedding_state = ?, embedding_provider = ?, embedding_model = ?,
                   embedding_dim = ?
@@ -65,10 +73,10 @@ def mark_embedding(
             expected_revision,
         ),
     )
-    return conn.changes() == 1
+    return changed == 1
 
 
-def reset_embeddings(conn: apsw.Connection, agent_id: str, claim_ids: Sequence[str] | None) -> int:
+def reset_embeddings(session: Session, agent_id: str, claim_ids: Sequence[str] | None) -> int:
     """Back to pending with no identity: the vector is missing or of another model."""
     where = [
         "m.agent_id = ?",
@@ -78,17 +86,14 @@ def reset_embeddings(conn: apsw.Connection, agent_id: str, claim_ids: Sequence[s
     ]
     params: list[object] = [agent_id]
     if claim_ids is not None:
-        ids = list(dict.fromkeys(cid for cid in claim_ids if isinstance(cid, str)))
+        ids = distinct_ids(claim_ids)
         if not ids:
             return 0
-        where.append("m.id IN (SELECT value FROM json_each(?))")
-        where[0] = "+m.agent_id = ?"  # probe the id key, not every row of the agent
-        params.append(json.dumps(ids))
-    conn.execute(
-        f"""UPDATE agent_memory AS m
-              SET embedding_state = 'pending', embedding_provider = NULL,
-                  embedding_model = NULL, embedding_dim = NULL
+        where[0] = f"{session.dialect.owner_probe} = ?"  # probe the id key, not every row
+        where.append(session.dialect.id_list("m.id"))
+        params.append(ids)
+    return session.changed(
+        f"""UPDATE agent_memory AS m SET embedding_state = 'pending', {_NO_VECTOR}
             WHERE {" AND ".join(where)}""",
         params,
     )
-    return conn.changes()

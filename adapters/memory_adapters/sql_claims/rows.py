@@ -1,17 +1,18 @@
-"""Storage rows ⇄ domain values, through one cattrs converter (CONVENTIONS: one converter
-per boundary).
+"""Storage rows ⇄ domain values (CONVENTIONS: one converter per boundary, here one per
+dialect, built by `row_converter`).
 
-`ClaimRow` and `DirectiveRow` mirror their tables column for column; the converter checks a
-row's column types on the way in, and `to_claim`/`to_directive` build the domain value, whose
-own validators reject a row that a raw writer corrupted (R-TIME-4: one bad row is rejected,
-never the batch — callers skip a `CorruptRow`).
+`ClaimRow` and `DirectiveRow` mirror their tables column for column, in domain types:
+instants are aware UTC datetimes and source entry ids a tuple, whatever the column type.
+The dialect's converter checks each column's stored type on the way in; `to_claim` /
+`to_directive` build the domain value, whose validators reject a row that a raw writer
+corrupted: that one row is skipped by list reads, never the batch (R-TIME-4), and named by
+id only, never by content.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
 import attrs
@@ -28,7 +29,8 @@ from memory_core.domain.claims import (
 from memory_core.domain.directives import Directive
 from memory_core.domain.errors import AgentMemoryError, StoreError
 from memory_core.domain.scope import Scope
-from memory_core.domain.temporal import Interval, TemporalMetadata, require_utc
+from memory_core.domain.temporal import Interval, TemporalMetadata
+from memory_core.storage.drafts import PreparedDraft
 
 __all__ = [
     "CLAIM_COLUMNS",
@@ -36,34 +38,33 @@ __all__ = [
     "ClaimRow",
     "CorruptRow",
     "DirectiveRow",
-    "from_ms",
+    "inserted_claim",
     "row_converter",
     "structure_row",
-    "to_ms",
+    "temporal_columns",
 ]
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MS = timedelta(milliseconds=1)
-
-
-def to_ms(value: datetime) -> int:
-    """Epoch milliseconds of an aware datetime (sub-millisecond precision is dropped)."""
-    return (require_utc(value, "datetime") - _EPOCH) // _MS
-
-
-def from_ms(value: int) -> datetime:
-    return _EPOCH + timedelta(milliseconds=value)
 
 
 class CorruptRow(StoreError):
     """A stored row no longer satisfies the domain's invariants; startup repair fixes it."""
 
 
+def temporal_columns(meta: TemporalMetadata) -> dict[str, Any]:
+    """The six temporal columns of `meta`, as bound values."""
+    return {
+        "temporal_kind": meta.kind.value,
+        "valid_from": meta.interval.valid_from,
+        "valid_until": meta.interval.valid_until,
+        "temporal_precision": meta.precision.value if meta.precision else None,
+        "temporal_timezone": meta.timezone,
+        "temporal_confidence": meta.confidence,
+    }
+
+
 @attrs.frozen(kw_only=True)
 class ClaimRow:
-    """One `agent_memory` row, column for column."""
+    """One `agent_memory` row, column for column (SQLite's rowid aside)."""
 
-    rid: int | None = None
     id: str
     agent_id: str
     kind: str
@@ -73,8 +74,8 @@ class ClaimRow:
     importance: float = 0.5
     confidence: float | None = None
     temporal_kind: str = "atemporal"
-    valid_from: int | None = None
-    valid_until: int | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
     temporal_precision: str | None = None
     temporal_timezone: str | None = None
     temporal_confidence: float | None = None
@@ -83,7 +84,7 @@ class ClaimRow:
     user_scope: str | None = None
     provenance_key: str | None = None
     source_session: str | None = None
-    source_entry_ids: str = "[]"
+    source_entry_ids: tuple[str, ...] = ()
     source_first_seq: int | None = None
     source_last_seq: int | None = None
     extractor: str | None = None
@@ -93,9 +94,9 @@ class ClaimRow:
     embedding_model: str | None = None
     embedding_dim: int | None = None
     revision: int = 1
-    created_at: int
-    updated_at: int
-    last_accessed: int | None = None
+    created_at: datetime
+    updated_at: datetime
+    last_accessed: datetime | None = None
     access_count: int = 0
     superseded_by: str | None = None
     slot: str | None = None
@@ -103,64 +104,37 @@ class ClaimRow:
     conflict_state: str | None = None
 
     @classmethod
-    def from_draft(
-        cls,
-        draft: ClaimDraft,
-        *,
-        claim_id: str,
-        content: str,
-        canonical: str,
-        provenance_key: str,
-        now_ms: int,
-    ) -> ClaimRow:
-        temporal = draft.temporal
-        interval = temporal.interval
+    def from_prepared(cls, prepared: PreparedDraft, *, claim_id: str, now: datetime) -> ClaimRow:
+        draft = prepared.draft
         return cls(
             id=claim_id,
             agent_id=draft.agent_id,
             kind=draft.kind.value,
-            content=content,
-            canonical_content=canonical,
+            content=prepared.content,
+            canonical_content=prepared.canonical,
             category=draft.category.value if draft.category else None,
             importance=draft.effective_importance,
             confidence=draft.confidence,
-            temporal_kind=temporal.kind.value,
-            valid_from=None if interval.valid_from is None else to_ms(interval.valid_from),
-            valid_until=None if interval.valid_until is None else to_ms(interval.valid_until),
-            temporal_precision=temporal.precision.value if temporal.precision else None,
-            temporal_timezone=temporal.timezone,
-            temporal_confidence=temporal.confidence,
+            **temporal_columns(prepared.temporal),
             scope_type=draft.scope.kind.value,
             scope_id=draft.scope.scope_id,
             user_scope=draft.scope.legacy_user_shadow,
-            provenance_key=provenance_key,
+            provenance_key=prepared.key,
             source_session=draft.source.session_id,
-            source_entry_ids=json.dumps(list(draft.source.entry_ids)),
+            source_entry_ids=tuple(draft.source.entry_ids),
             source_first_seq=draft.source.first_order_seq,
             source_last_seq=draft.source.last_order_seq,
             extractor=draft.source.extractor,
             embedding_state=(
                 EmbeddingState.NOT_APPLICABLE if draft.kind.is_internal else EmbeddingState.PENDING
             ).value,
-            created_at=now_ms,
-            updated_at=now_ms,
+            created_at=now,
+            updated_at=now,
             slot=draft.slot,
         )
 
     def scope(self) -> Scope:
         return Scope(kind=self.scope_type, scope_id=self.scope_id)  # type: ignore[arg-type]
-
-    def temporal(self) -> TemporalMetadata:
-        return TemporalMetadata(
-            kind=self.temporal_kind,  # type: ignore[arg-type]
-            interval=Interval(
-                valid_from=None if self.valid_from is None else from_ms(self.valid_from),
-                valid_until=None if self.valid_until is None else from_ms(self.valid_until),
-            ),
-            precision=self.temporal_precision,  # type: ignore[arg-type]
-            timezone=self.temporal_timezone,
-            confidence=self.temporal_confidence,
-        )
 
     def to_claim(self) -> Claim:
         try:
@@ -180,12 +154,18 @@ class ClaimRow:
                 category=self.category,  # type: ignore[arg-type]
                 importance=self.importance,
                 confidence=self.confidence,
-                temporal=self.temporal(),
+                temporal=TemporalMetadata(
+                    kind=self.temporal_kind,  # type: ignore[arg-type]
+                    interval=Interval(valid_from=self.valid_from, valid_until=self.valid_until),
+                    precision=self.temporal_precision,  # type: ignore[arg-type]
+                    timezone=self.temporal_timezone,
+                    confidence=self.temporal_confidence,
+                ),
                 scope=self.scope(),
                 provenance_key=self.provenance_key,
                 source=ClaimSource(
                     session_id=self.source_session,
-                    entry_ids=tuple(json.loads(self.source_entry_ids)),
+                    entry_ids=self.source_entry_ids,
                     first_order_seq=self.source_first_seq,
                     last_order_seq=self.source_last_seq,
                     extractor=self.extractor,
@@ -194,18 +174,39 @@ class ClaimRow:
                 embedding_state=EmbeddingState(self.embedding_state),
                 embedding=embedding,
                 revision=self.revision,
-                created_at=from_ms(self.created_at),
-                updated_at=from_ms(self.updated_at),
-                last_accessed_at=None
-                if self.last_accessed is None
-                else from_ms(self.last_accessed),
+                created_at=self.created_at,
+                updated_at=self.updated_at,
+                last_accessed_at=self.last_accessed,
                 access_count=self.access_count,
                 superseded_by=self.superseded_by,
                 slot=self.slot,
             )
         except (AgentMemoryError, ValueError, TypeError) as exc:
-            # Name the row, never its content.
             raise CorruptRow(f"claim row {self.id} violates the domain model") from exc
+
+
+def inserted_claim(row: ClaimRow, draft: ClaimDraft, temporal: TemporalMetadata) -> Claim:
+    """The claim as `get` will read it back, built from the already validated draft values
+    (re-validating every field of every inserted row is most of an insert's cost)."""
+    return Claim(
+        id=row.id,
+        agent_id=row.agent_id,
+        kind=draft.kind,
+        content=row.content,
+        canonical_content=row.canonical_content,
+        category=draft.category,
+        importance=row.importance,
+        confidence=draft.confidence,
+        temporal=temporal,
+        scope=draft.scope,
+        provenance_key=row.provenance_key,
+        source=draft.source,
+        lifecycle=Lifecycle.ACTIVE,
+        embedding_state=EmbeddingState(row.embedding_state),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        slot=draft.slot,
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -220,8 +221,8 @@ class DirectiveRow:
     content: str
     normalized_topic: str | None = None
     identity_hash: str
-    created_at: int
-    updated_at: int
+    created_at: datetime
+    updated_at: datetime
 
     def to_directive(self) -> Directive:
         try:
@@ -234,8 +235,8 @@ class DirectiveRow:
                 content=self.content,
                 topic=self.normalized_topic,
                 identity_hash=self.identity_hash,
-                created_at=from_ms(self.created_at),
-                updated_at=from_ms(self.updated_at),
+                created_at=self.created_at,
+                updated_at=self.updated_at,
             )
         except (AgentMemoryError, ValueError, TypeError) as exc:
             raise CorruptRow(f"directive row {self.id} violates the domain model") from exc
@@ -244,41 +245,45 @@ class DirectiveRow:
 CLAIM_COLUMNS: tuple[str, ...] = tuple(field.name for field in attrs.fields(ClaimRow))
 DIRECTIVE_COLUMNS: tuple[str, ...] = tuple(field.name for field in attrs.fields(DirectiveRow))
 
-row_converter = cattrs.Converter(forbid_extra_keys=True)
+
+def _strict(kind: type, accepted: tuple[type, ...]) -> Callable[[Any, type], Any]:
+    def structure(value: Any, _: type) -> Any:
+        # Drivers hand back REAL columns holding whole numbers as int; bool is never a number.
+        if isinstance(value, bool) or not isinstance(value, accepted):
+            raise TypeError(f"expected {kind.__name__}")
+        return kind(value) if kind is float else value
+
+    return structure
 
 
-def _strict_float(value: Any, _: type) -> float:
-    # SQLite hands REAL columns holding whole numbers back as int; bool is never a number here.
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError("expected a number")
-    return float(value)
+def row_converter(
+    *,
+    instant: Callable[[Any], datetime],
+    entry_ids: Callable[[Any], tuple[str, ...]],
+) -> cattrs.Converter:
+    """A strict converter for one dialect: `instant` reads a stored time column and
+    `entry_ids` the stored source-entry list, each raising TypeError/ValueError on a value
+    of the wrong type."""
+    converter = cattrs.Converter(forbid_extra_keys=True)
+    converter.register_structure_hook(float, _strict(float, (int, float)))
+    converter.register_structure_hook(int, _strict(int, (int,)))
+    converter.register_structure_hook(str, _strict(str, (str,)))
+    converter.register_structure_hook(datetime, lambda value, _: instant(value))
+    converter.register_structure_hook_func(
+        lambda cls: cls == tuple[str, ...], lambda value, _: entry_ids(value)
+    )
+    return converter
 
 
-def _strict_int(value: Any, _: type) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError("expected an integer")
-    return value
+R = TypeVar("R", ClaimRow, DirectiveRow)
 
 
-def _strict_str(value: Any, _: type) -> str:
-    if not isinstance(value, str):
-        raise TypeError("expected text")
-    return value
-
-
-row_converter.register_structure_hook(float, _strict_float)
-row_converter.register_structure_hook(int, _strict_int)
-row_converter.register_structure_hook(str, _strict_str)
-
-T = TypeVar("T", ClaimRow, DirectiveRow)
-
-
-def structure_row(values: Sequence[Any], cls: type[T]) -> T:
+def structure_row(converter: cattrs.Converter, values: Sequence[Any], cls: type[R]) -> R:
     """Build a row object from a SELECT of `cls`'s columns in declaration order."""
     names = CLAIM_COLUMNS if cls is ClaimRow else DIRECTIVE_COLUMNS
     mapping: Mapping[str, Any] = dict(zip(names, values, strict=True))
     try:
-        return row_converter.structure(mapping, cls)
+        return converter.structure(mapping, cls)
     except (cattrs.BaseValidationError, TypeError, ValueError) as exc:
         ident = mapping.get("id", "?")
         raise CorruptRow(f"{cls.__name__} {ident} has a column of the wrong type") from exc

@@ -1,91 +1,77 @@
-"""Claim reads: by id, by slot, management listing, authoritative re-validation, pending
-embeddings.
-Every read is fenced by a pending clear in the same statement (R-FORGET-3), and a row a raw
-writer corrupted is skipped, never allowed to fail the batch (R-TIME-4)."""
+"""Claim reads: by id, by slot, management listing, authoritative re-validation, pending and
+ready embeddings, lineage. Every read is fenced by a pending clear in the same statement
+(R-FORGET-3), and a row a raw writer corrupted is skipped, never allowed to fail the batch
+(R-TIME-4)."""
 
 from __future__ import annotations
 
-import json
-import logging
 from collections.abc import Mapping, Sequence
 
-import apsw
-
-from memory_adapters.sqlite_store.queries import (
+from memory_adapters.sql_claims.queries import (
     CLAIM_SELECT,
     NOT_FENCED,
+    RECALLABLE_KINDS_SQL,
+    claims_of,
+    exact_scope,
     fetch_claim_row,
+    recallable,
     scope_clause,
 )
-from memory_adapters.sqlite_store.rows import ClaimRow, CorruptRow, structure_row
-from memory_adapters.sqlite_store.schema import RECALLABLE_KINDS_SQL, recallable
+from memory_adapters.sql_claims.session import Session
 from memory_core.domain.claims import Claim, EmbeddingIdentity
 from memory_core.domain.errors import NotFound, ScopeError, ValidationError
 from memory_core.domain.scope import Scope, ScopeFilter
+from memory_core.ports.claims import Derivation, DerivationKind
 
 __all__ = [
-    "claims_of",
+    "distinct_ids",
     "find_live_by_slot",
     "get",
     "list_applicable_by_ids",
     "list_claims",
+    "list_derivations",
     "list_pending_embeddings",
+    "list_ready_ids",
 ]
 
-_log = logging.getLogger(__name__)
 # Rows read per slot lookup: the newest valid one wins, and a corrupt newest row must not
 # hide an older valid holder (R-TIME-4). Normally there is exactly one.
 _SLOT_PROBE = 8
+_READY = (
+    "m.embedding_state = 'ready' AND m.embedding_provider = ?"
+    " AND m.embedding_model = ? AND m.embedding_dim = ?"
+)
 
 
-def claims_of(rows: Sequence[Sequence[object]]) -> list[Claim]:
-    """Domain claims of raw SELECT rows; corrupt rows are logged by id and skipped."""
-    claims: list[Claim] = []
-    for values in rows:
-        try:
-            claims.append(structure_row(values, ClaimRow).to_claim())
-        except CorruptRow as exc:
-            _log.warning("skipping corrupt claim row: %s", exc)
-    return claims
+def distinct_ids(claim_ids: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(cid for cid in claim_ids if isinstance(cid, str)))
 
 
-def get(conn: apsw.Connection, agent_id: str, claim_id: str) -> Claim:
-    row = fetch_claim_row(conn, agent_id, claim_id)
+def get(session: Session, agent_id: str, claim_id: str) -> Claim:
+    row = fetch_claim_row(session, agent_id, claim_id)
     if row is None:
         raise NotFound(f"no claim {claim_id} for this agent")
     return row.to_claim()
 
 
-def find_live_by_slot(
-    conn: apsw.Connection, agent_id: str, scope: Scope, slot: str
-) -> Claim | None:
+def find_live_by_slot(session: Session, agent_id: str, scope: Scope, slot: str) -> Claim | None:
     """The newest recallable holder of `slot` in exactly `scope`, through the partial index
     `agent_memory_live_slot` (the WHERE repeats its predicate so the planner can use it)."""
     if not isinstance(scope, Scope):
         raise ScopeError("scope", "must be a Scope")
     if not isinstance(slot, str) or not slot.strip():
         raise ValidationError("slot", "must be a non-empty slot key")
-    if scope.is_agent:
-        scope_sql, params = "m.scope_type = 'agent' AND m.scope_id IS NULL", [agent_id]
-    else:
-        scope_sql, params = (
-            "m.scope_type = ? AND m.scope_id = ?",
-            [
-                agent_id,
-                scope.kind.value,
-                scope.scope_id,
-            ],
-        )
+    scope_sql, scope_params = exact_scope(scope)
     sql = f"""SELECT {CLAIM_SELECT} FROM agent_memory m
               WHERE m.agent_id = ? AND {scope_sql} AND m.slot = ? AND m.slot IS NOT NULL
                 AND {recallable("m.")} AND {NOT_FENCED}
               ORDER BY m.created_at DESC, m.id DESC LIMIT {_SLOT_PROBE}"""
-    found = claims_of(conn.execute(sql, (*params, slot)).fetchall())
+    found = claims_of(session, session.execute(sql, (agent_id, *scope_params, slot)).fetchall())
     return found[0] if found else None
 
 
 def list_claims(
-    conn: apsw.Connection,
+    session: Session,
     agent_id: str,
     *,
     scope_filter: ScopeFilter | None,
@@ -114,11 +100,11 @@ def list_claims(
         f"SELECT {CLAIM_SELECT} FROM agent_memory m WHERE {' AND '.join(where)}"
         " ORDER BY m.created_at DESC, m.id DESC LIMIT ?"
     )
-    return claims_of(conn.execute(sql, (*params, limit)).fetchall())
+    return claims_of(session, session.execute(sql, (*params, limit)).fetchall())
 
 
 def list_applicable_by_ids(
-    conn: apsw.Connection,
+    session: Session,
     agent_id: str,
     claim_ids: Sequence[str],
     *,
@@ -126,29 +112,25 @@ def list_applicable_by_ids(
     embedding: EmbeddingIdentity | None,
     revisions: Mapping[str, int] | None,
 ) -> list[Claim]:
-    ordered = list(dict.fromkeys(cid for cid in claim_ids if isinstance(cid, str)))
+    ordered = distinct_ids(claim_ids)
     if not ordered:
         return []
     scope_sql, scope_params = scope_clause(scope_filter)
+    # The owner predicate probes the id key (see Dialect.owner_probe); the owner is still
+    # checked on every row found.
     where = [
-        # `+` keeps the planner off the (agent_id, ...) indexes: walking every row of the
-        # agent to test it against a short id list cost 66 ms at 1M claims; probing the id
-        # key costs microseconds. The owner is still checked on every row found.
-        "+m.agent_id = ?",
-        "m.id IN (SELECT value FROM json_each(?))",
+        f"{session.dialect.owner_probe} = ?",
+        session.dialect.id_list("m.id"),
         recallable("m."),
         NOT_FENCED,
         scope_sql,
     ]
-    params: list[object] = [agent_id, json.dumps(ordered), *scope_params]
+    params: list[object] = [agent_id, ordered, *scope_params]
     if embedding is not None:
-        where.append(
-            "m.embedding_state = 'ready' AND m.embedding_provider = ?"
-            " AND m.embedding_model = ? AND m.embedding_dim = ?"
-        )
+        where.append(_READY)
         params += [embedding.provider, embedding.model, embedding.dim]
     sql = f"SELECT {CLAIM_SELECT} FROM agent_memory m WHERE {' AND '.join(where)}"
-    by_id = {claim.id: claim for claim in claims_of(conn.execute(sql, params).fetchall())}
+    by_id = {claim.id: claim for claim in claims_of(session, session.execute(sql, params))}
     if revisions:
         by_id = {
             cid: claim
@@ -158,21 +140,38 @@ def list_applicable_by_ids(
     return [by_id[cid] for cid in ordered if cid in by_id]
 
 
-def list_pending_embeddings(conn: apsw.Connection, agent_id: str, *, limit: int) -> list[Claim]:
+def list_pending_embeddings(session: Session, agent_id: str, *, limit: int) -> list[Claim]:
     if limit <= 0:
         return []
     sql = f"""SELECT {CLAIM_SELECT} FROM agent_memory m
               WHERE m.agent_id = ? AND m.embedding_state = 'pending' AND {recallable("m.")}
                 AND {NOT_FENCED}
               ORDER BY m.created_at, m.id LIMIT ?"""
-    return claims_of(conn.execute(sql, (agent_id, limit)).fetchall())
+    return claims_of(session, session.execute(sql, (agent_id, limit)).fetchall())
 
 
-def list_ready_ids(conn: apsw.Connection, agent_id: str, identity: EmbeddingIdentity) -> list[str]:
+def list_ready_ids(session: Session, agent_id: str, identity: EmbeddingIdentity) -> list[str]:
     sql = f"""SELECT m.id FROM agent_memory m
-              WHERE m.agent_id = ? AND m.embedding_state = 'ready' AND m.embedding_provider = ?
-                AND m.embedding_model = ? AND m.embedding_dim = ? AND {recallable("m.")}
-                AND {NOT_FENCED}
+              WHERE m.agent_id = ? AND {_READY} AND {recallable("m.")} AND {NOT_FENCED}
               ORDER BY m.id"""
-    rows = conn.execute(sql, (agent_id, identity.provider, identity.model, identity.dim))
+    rows = session.execute(sql, (agent_id, identity.provider, identity.model, identity.dim))
     return [str(row[0]) for row in rows]
+
+
+def list_derivations(session: Session, agent_id: str, claim_id: str) -> list[Derivation]:
+    rows = session.execute(
+        """SELECT parent_memory_id, child_memory_id, derivation_kind, created_at
+           FROM agent_memory_derivation
+           WHERE agent_id = ? AND (parent_memory_id = ? OR child_memory_id = ?)
+           ORDER BY created_at, parent_memory_id, child_memory_id""",
+        (agent_id, claim_id, claim_id),
+    ).fetchall()
+    return [
+        Derivation(
+            parent_id=parent,
+            child_id=child,
+            kind=DerivationKind(kind),
+            created_at=session.instant(created),
+        )
+        for parent, child, kind, created in rows
+    ]

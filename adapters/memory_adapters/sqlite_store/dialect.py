@@ -1,0 +1,137 @@
+"""How SQLite spells what the SQL kit leaves open (`memory_adapters.sql_claims.Dialect`).
+
+Instants are epoch milliseconds in INTEGER columns, lists are JSON text (`json_each` reads
+an id list bound as one parameter), `?` is apsw's own placeholder, and there is no row
+locking: a write transaction is `BEGIN IMMEDIATE`, the single writer. The lexical index is
+the FTS5 mirror (`fts`); the clear job records the rowid cutoff of the agent's rows; repair
+lifts the clear guard with a suspension row, checks the temporal and scope predicates
+itself (an older schema's table has no CHECKs) and re-derives the mirror when in doubt.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import apsw
+
+from memory_adapters.sql_claims import RepairProbe, Session
+from memory_adapters.sql_claims.lexical import LexicalQuery
+from memory_adapters.sql_claims.queries import recallable
+from memory_adapters.sql_claims.rows import row_converter as make_converter
+from memory_adapters.sqlite_store import fts, schema
+from memory_core.domain.temporal import require_utc
+from memory_core.ports.claims import FtsHit
+
+__all__ = ["SQLITE", "SqliteDialect", "from_ms", "to_ms"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+
+
+def to_ms(value: datetime) -> int:
+    """Epoch milliseconds of an aware datetime (sub-millisecond precision is dropped)."""
+    return (require_utc(value, "datetime") - _EPOCH) // _MS
+
+
+def from_ms(value: int) -> datetime:
+    return _EPOCH + timedelta(milliseconds=value)
+
+
+def _stored_ms(value: Any) -> datetime:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("expected epoch milliseconds")
+    return from_ms(value)
+
+
+def _stored_ids(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, str):
+        raise TypeError("expected a JSON array")
+    ids = json.loads(value)
+    if not isinstance(ids, list) or not all(isinstance(item, str) for item in ids):
+        raise TypeError("expected a JSON array of ids")
+    return tuple(ids)
+
+
+class SqliteDialect:
+    """apsw SQLite: one writer, epoch milliseconds, JSON lists, an FTS5 mirror."""
+
+    row_converter = make_converter(instant=_stored_ms, entry_ids=_stored_ids)
+    resolution = _MS
+    audit_refs_column = "refs_json"
+    # `+` keeps the planner off the (agent_id, ...) indexes: walking every row of the agent
+    # to test it against a short id list cost 66 ms at 1M claims; probing the id key costs
+    # microseconds.
+    owner_probe = "+m.agent_id"
+    row_key = "rid"  # clear batches walk an agent's rows in rowid order (its index's order)
+    for_update = ""  # BEGIN IMMEDIATE already holds the only write lock
+
+    def sql(self, text: str) -> str:
+        return text  # apsw's own placeholder
+
+    def encode(self, value: object) -> object:
+        if isinstance(value, datetime):
+            return to_ms(value)
+        if isinstance(value, dict):
+            return json.dumps(value)
+        return json.dumps(list(value)) if isinstance(value, list | tuple) else value
+
+    def id_list(self, column: str) -> str:
+        return f"{column} IN (SELECT value FROM json_each(?))"
+
+    def mirror_insert(self, session: Session, content: str, agent_id: str) -> None:
+        conn: apsw.Connection = session.conn  # type: ignore[assignment]
+        fts.mirror_insert(conn, conn.last_insert_rowid(), content, agent_id)
+
+    def search_long(self, session: Session, query: LexicalQuery) -> list[FtsHit]:
+        return fts.ranked(session, query)
+
+    def search_short(self, session: Session, query: LexicalQuery) -> list[FtsHit]:
+        return fts.short(session, query)
+
+    def begin_clear(self, session: Session, agent_id: str, now: datetime) -> bool:
+        inserted = session.changed(
+            """INSERT INTO agent_memory_clear_job (agent_id, cutoff_rowid, created_at)
+               SELECT ?, COALESCE(max(rid), 0), ? FROM agent_memory WHERE agent_id = ?
+               ON CONFLICT (agent_id) DO NOTHING""",
+            (agent_id, now, agent_id),
+        )
+        return inserted > 0
+
+    def lift_guard(self, session: Session, *, lifted: bool) -> None:
+        # A suspension row exists only inside the repair transaction that wrote it.
+        if lifted:
+            session.execute("INSERT INTO agent_memory_guard_suspension (token) VALUES (1)")
+        else:
+            session.execute("DELETE FROM agent_memory_guard_suspension")
+
+    def zone_names(self, session: Session) -> list[str]:
+        rows = session.execute(
+            "SELECT DISTINCT temporal_timezone FROM agent_memory"
+            " WHERE typeof(temporal_timezone) = 'text'"
+        )
+        return [zone for (zone,) in rows]
+
+    def repair_probe(self, session: Session) -> RepairProbe:
+        # A table an older schema created has no CHECKs: every row is judged in SQL.
+        temporal_ok, scope_ok = schema.temporal_valid(), schema.scope_valid()
+        return RepairProbe(
+            temporal_ok=temporal_ok,
+            scope_ok=scope_ok,
+            predicates=(f"NOT {temporal_ok}", f"NOT {scope_ok}"),
+        )
+
+    def after_repair(self, session: Session, *, touched: bool) -> bool:
+        counts = session.one(
+            f"""SELECT (SELECT count(*) FROM agent_memory WHERE {recallable()}),
+                       (SELECT count(*) FROM agent_memory_fts)"""
+        )
+        # A raw writer may have bypassed the mirror's triggers; re-derive it when in doubt.
+        rebuild = touched or counts is None or counts[0] != counts[1]
+        if rebuild:
+            fts.rebuild(session.conn)  # type: ignore[arg-type]
+        return rebuild
+
+
+SQLITE = SqliteDialect()
