@@ -31,7 +31,6 @@ from memory_core.domain.temporal import (
     canonical_timezone,
     require_utc,
 )
-from memory_core.settings import MemorySettings
 
 __all__ = [
     "MISSING_CONFIDENCE",
@@ -82,20 +81,15 @@ def _unit(instance: object, attribute: attrs.Attribute, value: float) -> None:
 
 @attrs.frozen(kw_only=True)
 class TemporalPolicy:
-    """The constants of reference §4.5; the first two are tunable through `MemorySettings`."""
+    """The constants of reference §4.5. The first two are tunable: the read path's
+    `ScoringPolicy.from_settings` fills them from `MemorySettings`, which the domain does
+    not know."""
 
     hard_filter_confidence: float = attrs.field(default=0.8, validator=_unit)
     uncertain_factor: float = attrs.field(default=0.65, validator=_unit)
     undated_factor: float = attrs.field(default=0.9, validator=_unit)
     previously_planned_factor: float = attrs.field(default=0.85, validator=_unit)
     ended_recurrence_factor: float = attrs.field(default=0.9, validator=_unit)
-
-    @classmethod
-    def from_settings(cls, settings: MemorySettings) -> TemporalPolicy:
-        return cls(
-            hard_filter_confidence=settings.temporal_hard_filter_confidence,
-            uncertain_factor=settings.temporal_uncertain_factor,
-        )
 
 
 @attrs.frozen(kw_only=True)

@@ -11,7 +11,7 @@ import time
 from datetime import UTC, datetime
 
 from memory_plugins.context import FactoryContext
-from memory_plugins.hookspecs import RegisterCallback, hookimpl
+from memory_plugins.hookspecs import Register, hookimpl
 
 __all__ = ["DEMO_CLOCK", "DemoClock", "DemoClockPlugin"]
 
@@ -49,7 +49,7 @@ class DemoClockPlugin:
         return self.clock
 
     @hookimpl
-    def agent_memory_register_clocks(self, register: RegisterCallback) -> None:
+    def agent_memory_register_clocks(self, register: Register) -> None:
         register(
             DEMO_CLOCK,
             self._make,

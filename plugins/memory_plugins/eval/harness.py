@@ -30,7 +30,7 @@ from memory_core.services.service import MemoryService
 from memory_core.settings import MemorySettings
 from memory_plugins.bootstrap import DISABLED, open_memory
 from memory_plugins.config import MemoryConfig, PluginChoice
-from memory_plugins.hookspecs import RegisterCallback, hookimpl
+from memory_plugins.hookspecs import Register, hookimpl
 from memory_plugins.loader import load_plugins
 from memory_plugins.registry import PluginRegistry
 
@@ -97,7 +97,7 @@ class _FixedClockPlugin:
         self.clock = clock
 
     @hookimpl
-    def agent_memory_register_clocks(self, register: RegisterCallback) -> None:
+    def agent_memory_register_clocks(self, register: Register) -> None:
         register(
             EVAL_CLOCK,
             lambda _context: self.clock,
