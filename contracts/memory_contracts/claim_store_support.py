@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from memory_core.domain.claims import ClaimDraft, ClaimSource, EmbeddingIdentity
 from memory_core.domain.errors import SecretRejected
 from memory_core.domain.scope import Scope
-from memory_core.domain.secrets import SecretFinding
 from memory_core.domain.temporal import Interval, TemporalMetadata
+from memory_core.ports.secrets import SecretFinding
 
 __all__ = [
     "CONTRACT_EPOCH",

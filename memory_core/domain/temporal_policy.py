@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from datetime import timezone as fixed_offset
 from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
+from typing import Protocol
 from zoneinfo import ZoneInfo
 
 import attrs
@@ -38,6 +39,7 @@ __all__ = [
     "TemporalMode",
     "TemporalPolicy",
     "TemporalStatus",
+    "TemporalTunables",
     "WorkingSection",
     "assess",
     "lenient_normalise",
@@ -79,17 +81,33 @@ def _unit(instance: object, attribute: attrs.Attribute, value: float) -> None:
         raise TemporalError(f"temporal_policy.{attribute.name}", "must be a number in [0, 1]")
 
 
+class TemporalTunables(Protocol):
+    """The two thresholds `MemorySettings` tunes. The domain names only what it reads, so it
+    stays below the settings layer; `MemorySettings` is one of these."""
+
+    @property
+    def temporal_hard_filter_confidence(self) -> float: ...
+
+    @property
+    def temporal_uncertain_factor(self) -> float: ...
+
+
 @attrs.frozen(kw_only=True)
 class TemporalPolicy:
-    """The constants of reference §4.5. The first two are tunable: the read path's
-    `ScoringPolicy.from_settings` fills them from `MemorySettings`, which the domain does
-    not know."""
+    """The constants of reference §4.5; the first two are tunable through `MemorySettings`."""
 
     hard_filter_confidence: float = attrs.field(default=0.8, validator=_unit)
     uncertain_factor: float = attrs.field(default=0.65, validator=_unit)
     undated_factor: float = attrs.field(default=0.9, validator=_unit)
     previously_planned_factor: float = attrs.field(default=0.85, validator=_unit)
     ended_recurrence_factor: float = attrs.field(default=0.9, validator=_unit)
+
+    @classmethod
+    def from_settings(cls, settings: TemporalTunables) -> TemporalPolicy:
+        return cls(
+            hard_filter_confidence=settings.temporal_hard_filter_confidence,
+            uncertain_factor=settings.temporal_uncertain_factor,
+        )
 
 
 @attrs.frozen(kw_only=True)

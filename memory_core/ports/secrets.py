@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+# A domain value, named here too because it is what the port returns.
 from memory_core.domain.secrets import SecretFinding
 
-__all__ = ["SecretPolicy"]
+__all__ = ["SecretFinding", "SecretPolicy"]
 
 
 @runtime_checkable

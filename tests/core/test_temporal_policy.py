@@ -32,7 +32,6 @@ from memory_core.domain.temporal_policy import (
     working_section_for,
     working_status_rank,
 )
-from memory_core.services.read.scoring import ScoringPolicy
 from memory_core.settings import MemorySettings
 
 # DeepChat's own behaviour fixture (Apache-2.0, NOTICE beside it), vendored unchanged.
@@ -161,10 +160,9 @@ def test_state_is_expired_exactly_at_valid_until() -> None:
 
 
 def test_policy_thresholds_come_from_settings() -> None:
-    """R-TIME-3: the hard-filter confidence and uncertain factor are tunable (SPEC §11); the
-    read path's scoring policy carries them into the temporal policy it applies."""
+    """R-TIME-3: the hard-filter confidence and uncertain factor are tunable (SPEC §11)."""
     settings = MemorySettings(temporal_hard_filter_confidence=0.5, temporal_uncertain_factor=0.4)
-    policy = ScoringPolicy.from_settings(settings).temporal
+    policy = TemporalPolicy.from_settings(settings)
     assert policy == TemporalPolicy(hard_filter_confidence=0.5, uncertain_factor=0.4)
     assert not assess(meta("state", PAST, 0.6), NOW, policy=policy).eligible
     assert assess(meta("state", PAST, 0.45), NOW, policy=policy).factor == 0.4
@@ -180,7 +178,7 @@ def test_default_policy_matches_the_reference_constants() -> None:
         policy.previously_planned_factor,
         policy.ended_recurrence_factor,
     ) == (0.8, 0.65, 0.9, 0.85, 0.9)
-    assert ScoringPolicy.from_settings(MemorySettings()).temporal == policy
+    assert TemporalPolicy.from_settings(MemorySettings()) == policy
 
 
 @pytest.mark.parametrize("value", [-0.1, 1.5, True])

@@ -132,10 +132,7 @@ class ScoringPolicy:
             "half_life_semantic_days": settings.half_life_semantic_days,
             "half_life_episodic_days": settings.half_life_episodic_days,
             "half_life_reflection_days": settings.half_life_reflection_days,
-            "temporal": TemporalPolicy(
-                hard_filter_confidence=settings.temporal_hard_filter_confidence,
-                uncertain_factor=settings.temporal_uncertain_factor,
-            ),
+            "temporal": TemporalPolicy.from_settings(settings),
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]
