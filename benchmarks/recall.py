@@ -80,9 +80,7 @@ from memory_core.services.read.retrieval.service import (
     RetrievalResult,
 )
 from memory_core.services.service import MemoryService
-from memory_plugins import hookimpl
 from memory_plugins.bootstrap import open_memory
-from memory_plugins.config import MemoryConfig, PluginChoice
 from memory_plugins.loader import load_plugins
 from memory_plugins.registry import PluginRegistry
 
@@ -152,24 +150,9 @@ class FixedQueryEmbedder:
         """Nothing to release."""
 
 
-class _EmbedderPlugin:
-    def __init__(self, embedder: FixedQueryEmbedder) -> None:
-        self.embedder = embedder
-
-    @hookimpl
-    def agent_memory_register_embedding_providers(self, register: Any) -> None:
-        register(
-            EMBEDDER,
-            lambda context: self.embedder,
-            description="benchmark: fixed query vectors, no model",
-            capabilities=("offline", "deterministic"),
-        )
-
-
-def _config() -> MemoryConfig:
-    chosen = dict(MemoryConfig().plugins)
-    chosen["embedding_provider"] = PluginChoice(name=EMBEDDER)
-    return MemoryConfig(plugins=chosen)
+def _open(root: Path, registry: PluginRegistry, embedder: FixedQueryEmbedder) -> MemoryService:
+    # The fixed embedder is handed in directly: no plugin class exists only to inject it.
+    return open_memory(root / "data", overrides={"embedding_provider": embedder}, registry=registry)
 
 
 # --- synthetic data -------------------------------------------------------------------------
@@ -293,6 +276,7 @@ async def _build(
     root: Path,
     registry: PluginRegistry,
     *,
+    embedder: FixedQueryEmbedder,
     corpus: Corpus,
     count: int,
     noise_rows: int,
@@ -300,7 +284,7 @@ async def _build(
 ) -> dict[str, Any]:
     """Populate the store and the vector namespace; returns build timings."""
     now = datetime.now(UTC)
-    memory = open_memory(root / "data", config=_config(), registry=registry)
+    memory = _open(root, registry, embedder)
     try:
         texts = corpus.texts(count, salt=0)
         ids, insert_s = _insert(memory, AGENT, texts, now)
@@ -398,7 +382,7 @@ async def _measure(
     for text, vector in queries:
         embedder.set(text, vector)
     start = time.perf_counter()
-    memory = open_memory(root / "data", config=_config(), registry=registry)
+    memory = _open(root, registry, embedder)
     open_s = time.perf_counter() - start
     try:
         start = time.perf_counter()
@@ -547,6 +531,7 @@ def bench_size(
             _build(
                 root,
                 registry,
+                embedder=embedder,
                 corpus=corpus,
                 count=count,
                 noise_rows=noise_rows,
@@ -635,9 +620,7 @@ def run(
     _say("measuring copy bandwidth ...")
     bandwidth = measure_bandwidth(256 if quick else 1024)
     embedder = FixedQueryEmbedder()
-    registry = load_plugins(
-        strict=True, plugins=[_EmbedderPlugin(embedder)], distributions={"agent-memory"}
-    ).registry
+    registry = load_plugins(strict=True, distributions={"agent-memory"}).registry
     results = []
     for count in sizes:
         noise_rows = min(count, 1_000 if quick else 10_000)
@@ -690,7 +673,7 @@ def run(
             "quick": quick,
             "seed": seed,
             "vectors": "synthetic: clusters of ~100 unit vectors, 384-d, one per topic word",
-            "query_embedding": f"fixed vector per query text ({EMBEDDER} plugin), no model",
+            "query_embedding": f"fixed vector per query text ({EMBEDDER}, an override), no model",
         },
         "bandwidth": bandwidth,
         "total_seconds": time.perf_counter() - started,

@@ -11,7 +11,12 @@ import attrs
 
 from memory_core.domain.errors import ConfigError
 
-__all__ = ["MemorySettings"]
+__all__ = ["CHUNK_MIN_CODE_POINTS", "CHUNK_MIN_TOKENS", "MemorySettings"]
+
+# Smallest chunk limits that always leave room for a label, a fragment number and one CJK
+# character; the chunker relies on them, so the settings refuse anything smaller.
+CHUNK_MIN_TOKENS = 16
+CHUNK_MIN_CODE_POINTS = 64
 
 
 def _doc(text: str) -> dict[str, str]:
@@ -98,6 +103,21 @@ class MemorySettings:
     candidate_cap_per_source: int = attrs.field(
         default=800, validator=_positive, metadata=_doc("Hard cap of candidates per source.")
     )
+    vector_initial_limit: int = attrs.field(
+        default=400,
+        validator=_positive,
+        metadata=_doc("Cap of the first vector oversampling (before refills); 100 × 4."),
+    )
+    working_source_limit: int = attrs.field(
+        default=200,
+        validator=_positive,
+        metadata=_doc("Newest agent-scope claims the working-memory projection considers."),
+    )
+    turn_cache_turns: int = attrs.field(
+        default=128,
+        validator=_positive,
+        metadata=_doc("Contributions kept per session for retries and refreshes of a turn."),
+    )
     # --- temporal policy (R-TIME-3) ----------------------------------------------------
     temporal_hard_filter_confidence: float = attrs.field(
         default=0.8,
@@ -147,17 +167,126 @@ class MemorySettings:
     embedding_batch_size: int = attrs.field(
         default=50, validator=_positive, metadata=_doc("Texts per embedding request.")
     )
+    provider_dimension_seconds: float = attrs.field(
+        default=15.0,
+        validator=_positive,
+        metadata=_doc("Deadline of the call that learns an embedder's dimension."),
+    )
+    embedding_batch_seconds: float = attrs.field(
+        default=30.0, validator=_positive, metadata=_doc("Deadline of one embedding batch.")
+    )
+    embedding_warm_seconds: float = attrs.field(
+        default=30.0, validator=_positive, metadata=_doc("Deadline of an embedder warm-up call.")
+    )
+    text_call_seconds: float = attrs.field(
+        default=60.0, validator=_positive, metadata=_doc("Deadline of one text-provider call.")
+    )
+    provider_calls_per_key: int = attrs.field(
+        default=2,
+        validator=_positive,
+        metadata=_doc("Provider calls in flight per agent, purpose, provider and model."),
+    )
+    provider_calls_total: int = attrs.field(
+        default=64, validator=_positive, metadata=_doc("Provider calls in flight in all.")
+    )
+    latency_samples: int = attrs.field(
+        default=256,
+        validator=_positive,
+        metadata=_doc("Recent provider latencies kept for diagnostics."),
+    )
     # --- write path and forgetting -----------------------------------------------------
     clear_batch_size: int = attrs.field(
         default=256,
         validator=[_positive, attrs.validators.le(256)],
         metadata=_doc("Rows per agent-clear transaction (at most 256, R-FORGET-3)."),
     )
+    embedding_pass_seconds: float = attrs.field(
+        default=60.0,
+        validator=_positive,
+        metadata=_doc("Deadline of embedding an agent's pending claims, and of its warm-up."),
+    )
+    vector_clear_seconds: float = attrs.field(
+        default=30.0,
+        validator=_positive,
+        metadata=_doc("Deadline of removing an agent's vectors on clear or retire."),
+    )
+    ingestion_min_messages: int = attrs.field(
+        default=6,
+        validator=_positive,
+        metadata=_doc("New messages that admit an extraction pass on their own."),
+    )
+    ingestion_min_messages_with_text: int = attrs.field(
+        default=2,
+        validator=_positive,
+        metadata=_doc("New messages that admit a pass together with enough visible text."),
+    )
+    ingestion_min_visible_chars: int = attrs.field(
+        default=160,
+        validator=_positive,
+        metadata=_doc("Visible characters those fewer messages must hold."),
+    )
+    ingestion_max_chunks_per_pass: int = attrs.field(
+        default=4,
+        validator=_positive,
+        metadata=_doc("Chunks one pass extracts; the chain continues the rest."),
+    )
+    tape_read_seconds: float = attrs.field(
+        default=5.0, validator=_positive, metadata=_doc("Deadline of one tape or projection read.")
+    )
+    extraction_seconds: float = attrs.field(
+        default=60.0, validator=_positive, metadata=_doc("Deadline of extracting one chunk.")
+    )
+    decision_seconds: float = attrs.field(
+        default=60.0,
+        validator=_positive,
+        metadata=_doc("Deadline of deciding one chunk's candidates."),
+    )
+    anchor_seconds: float = attrs.field(
+        default=5.0,
+        validator=_positive,
+        metadata=_doc("Deadline of appending one `memory/extract` anchor."),
+    )
+    projection_cooldown_seconds: float = attrs.field(
+        default=30.0,
+        validator=_positive,
+        metadata=_doc("After a failed projection rebuild, read the tape for this long."),
+    )
+    decision_neighbours: int = attrs.field(
+        default=3,
+        validator=[_positive, attrs.validators.le(100)],
+        metadata=_doc("Same-scope neighbours shown to the model per candidate (llm mode)."),
+    )
+    decision_max_batches: int = attrs.field(
+        default=2,
+        validator=_positive,
+        metadata=_doc("Decision prompts per chunk; candidates beyond them are added."),
+    )
+    decision_candidates_per_prompt: int = attrs.field(
+        default=4,
+        validator=[_positive, attrs.validators.le(16)],
+        metadata=_doc("Candidates decided together in one prompt (1..16)."),
+    )
+    decision_known_code_points: int = attrs.field(
+        default=400,
+        validator=_positive,
+        metadata=_doc("Code points of each stored neighbour shown in a decision prompt."),
+    )
+    decision_prompt_tokens: int = attrs.field(
+        default=12_000,
+        validator=_positive,
+        metadata=_doc(
+            "Estimated input tokens of a decision prompt; neighbours are trimmed to fit."
+        ),
+    )
     extraction_chunk_tokens: int = attrs.field(
-        default=4_000, validator=_positive, metadata=_doc("Estimated tokens per extraction chunk.")
+        default=4_000,
+        validator=attrs.validators.ge(CHUNK_MIN_TOKENS),
+        metadata=_doc(f"Estimated tokens per extraction chunk (>= {CHUNK_MIN_TOKENS})."),
     )
     extraction_chunk_code_points: int = attrs.field(
-        default=12_000, validator=_positive, metadata=_doc("Code points per extraction chunk.")
+        default=12_000,
+        validator=attrs.validators.ge(CHUNK_MIN_CODE_POINTS),
+        metadata=_doc(f"Code points per extraction chunk (>= {CHUNK_MIN_CODE_POINTS})."),
     )
     extracted_claim_max_code_points: int = attrs.field(
         default=2_000,

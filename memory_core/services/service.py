@@ -53,9 +53,6 @@ __all__ = ["ForgetResult", "MemoryService", "RememberResult", "RememberStatus"]
 
 log = logging.getLogger(__name__)
 
-_EMBED_SECONDS = 60.0
-_CLEAR_VECTOR_SECONDS = 30.0
-
 
 class RememberStatus(StrEnum):
     STORED = "stored"
@@ -141,6 +138,7 @@ class MemoryService:
                 anchors=self._anchors,
                 domain_clock=self._clock,
                 infra_clock=self._infra,
+                calls=self.retrieval.calls,
                 settings=self.settings,
                 ingestion=ingestion,
             )
@@ -273,7 +271,9 @@ class MemoryService:
         # A vector reset that fails is deferred: leftovers carry no certificate and are
         # deleted as orphans at the next warm-up (R-VEC-4).
         await self.index.drop_agent(
-            agent_id, deadline=self._deadline(_CLEAR_VECTOR_SECONDS), cancel=CancellationToken()
+            agent_id,
+            deadline=self._deadline(self.settings.vector_clear_seconds),
+            cancel=CancellationToken(),
         )
         self.store.finish_clear(agent_id)
         self.store.checkpoint()  # forensic: no file keeps what was cleared (R-PRIV-3)
@@ -293,7 +293,9 @@ class MemoryService:
         async with self._coordinator.exclusive(agent_id):
             self.store.retire_agent(agent_id)
         await self.index.drop_agent(
-            agent_id, deadline=self._deadline(_CLEAR_VECTOR_SECONDS), cancel=CancellationToken()
+            agent_id,
+            deadline=self._deadline(self.settings.vector_clear_seconds),
+            cancel=CancellationToken(),
         )
         self.gateway.reset_agent(agent_id)
         self._coordinator.forget_agent(agent_id)
@@ -336,13 +338,17 @@ class MemoryService:
         are off or unavailable (recall then runs on FTS alone)."""
         await self.embed_pending(agent_id)
         certificate = await self.index.warm(
-            agent_id, deadline=self._deadline(_EMBED_SECONDS), cancel=CancellationToken()
+            agent_id,
+            deadline=self._deadline(self.settings.embedding_pass_seconds),
+            cancel=CancellationToken(),
         )
         return certificate is not None
 
     async def embed_pending(self, agent_id: str) -> int:
         report = await self.index.drain(
-            agent_id, deadline=self._deadline(_EMBED_SECONDS), cancel=CancellationToken()
+            agent_id,
+            deadline=self._deadline(self.settings.embedding_pass_seconds),
+            cancel=CancellationToken(),
         )
         return report.embedded
 

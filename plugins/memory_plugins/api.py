@@ -29,7 +29,7 @@ from memory_core.services.read.retrieval.service import RetrievalResult
 from memory_core.services.read.runtime import MemoryRuntime, TurnContribution, place
 from memory_core.services.service import ForgetResult, MemoryService, RememberResult
 from memory_core.services.write.ingestion.types import SessionKind, TurnOutcome, TurnStatus
-from memory_plugins.bootstrap import open_memory
+from memory_plugins.bootstrap import Clock, PortOverrides, open_memory
 from memory_plugins.config import MemoryConfig
 from memory_plugins.registry import PluginRegistry
 from memory_plugins.tools import handle_tool_call
@@ -58,6 +58,8 @@ async def open_memory_async(
     *,
     config: MemoryConfig | PathLike | None = None,
     tape: object | None = None,
+    clock: Clock | None = None,
+    overrides: PortOverrides | Mapping[str, object] | None = None,
     plugins: Iterable[object] = (),
     registry: PluginRegistry | None = None,
     strict_plugins: bool = False,
@@ -71,6 +73,8 @@ async def open_memory_async(
         data_dir,
         config=config,
         tape=tape,
+        clock=clock,
+        overrides=overrides,
         plugins=plugins,
         registry=registry,
         strict_plugins=strict_plugins,
@@ -105,6 +109,8 @@ class SyncMemory:
         *,
         config: MemoryConfig | PathLike | None = None,
         tape: object | None = None,
+        clock: Clock | None = None,
+        overrides: PortOverrides | Mapping[str, object] | None = None,
         plugins: Iterable[object] = (),
         registry: PluginRegistry | None = None,
         strict_plugins: bool = False,
@@ -124,6 +130,8 @@ class SyncMemory:
                 data_dir,
                 config=config,
                 tape=tape,
+                clock=clock,
+                overrides=overrides,
                 plugins=plugins,
                 registry=registry,
                 strict_plugins=strict_plugins,

@@ -11,6 +11,7 @@ from memory_core.services.write.chunking import ChunkLimits, chunk_messages
 from memory_core.settings import MemorySettings
 
 SMALL = ChunkLimits(max_tokens=100, max_code_points=120)
+DEFAULT = ChunkLimits.from_settings(MemorySettings())
 
 
 def _entry(
@@ -35,7 +36,7 @@ def _entry(
 def test_messages_are_rendered_with_role_labels_and_packed_into_one_chunk() -> None:
     """R-WRITE-1: each message is rendered `User: …` / `Assistant: …` in order."""
     chunks = chunk_messages(
-        [_entry(1, "I live in Lisbon."), _entry(2, "Noted.", EntryRole.ASSISTANT)]
+        [_entry(1, "I live in Lisbon."), _entry(2, "Noted.", EntryRole.ASSISTANT)], DEFAULT
     )
 
     assert len(chunks) == 1
@@ -53,7 +54,7 @@ def test_default_limits_come_from_settings() -> None:
     assert (limits.max_tokens, limits.max_code_points) == (4_000, 12_000)
     # 5,000 ASCII code points = 1,250 tokens each: two fit one chunk, the third does not.
     entries = [_entry(seq, "x" * 5_000) for seq in (1, 2, 3)]
-    chunks = chunk_messages(entries)
+    chunks = chunk_messages(entries, limits)
     assert [chunk.source_entry_ids for chunk in chunks] == [("m1", "m2"), ("m3",)]
 
 
@@ -138,7 +139,7 @@ def test_compaction_markers_failed_system_tool_and_blank_messages_are_not_extrac
         _entry(5, "   "),
         _entry(6, "system prompt", EntryRole.SYSTEM),
     ]
-    (chunk,) = chunk_messages(entries)
+    (chunk,) = chunk_messages(entries, DEFAULT)
 
     assert chunk.text == "User: I like tea."
     assert chunk.source_entry_ids == ("m2",)
@@ -160,8 +161,8 @@ def test_leading_excluded_entries_are_committed_by_the_first_chunk_without_passi
 def test_nothing_extractable_yields_no_chunk() -> None:
     """R-WRITE-1: a range of only excluded entries needs no extraction call."""
     entries = [_entry(1, "x", status=EntryStatus.ERROR), _entry(2, "y", kind=EntryKind.COMPACTION)]
-    assert chunk_messages(entries) == ()
-    assert chunk_messages([]) == ()
+    assert chunk_messages(entries, DEFAULT) == ()
+    assert chunk_messages([], DEFAULT) == ()
 
 
 def test_a_pending_message_stops_the_plan_so_the_cursor_cannot_skip_it() -> None:
@@ -171,7 +172,7 @@ def test_a_pending_message_stops_the_plan_so_the_cursor_cannot_skip_it() -> None
         _entry(2, "streaming…", EntryRole.ASSISTANT, status=EntryStatus.PENDING),
         _entry(3, "later"),
     ]
-    (chunk,) = chunk_messages(entries)
+    (chunk,) = chunk_messages(entries, DEFAULT)
 
     assert chunk.source_entry_ids == ("m1",)
     assert chunk.cursor_commit_order_seq == 1
@@ -180,11 +181,11 @@ def test_a_pending_message_stops_the_plan_so_the_cursor_cannot_skip_it() -> None
 def test_entries_out_of_order_or_from_two_sessions_are_rejected() -> None:
     """R-DOM-4: the plan needs one session's entries in order_seq order; the error names it."""
     with pytest.raises(ValidationError) as excinfo:
-        chunk_messages([_entry(2, "b"), _entry(1, "a")])
+        chunk_messages([_entry(2, "b"), _entry(1, "a")], DEFAULT)
     assert excinfo.value.field == "entries"
     other = TapeEntry(id="o", session_id="other", order_seq=3, role="user", content="c")
     with pytest.raises(ValidationError):
-        chunk_messages([_entry(1, "a"), other])
+        chunk_messages([_entry(1, "a"), other], DEFAULT)
 
 
 @pytest.mark.parametrize(

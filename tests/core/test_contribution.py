@@ -25,7 +25,8 @@ from memory_core.services.read.contribution import (
     order_directives,
 )
 from memory_core.services.read.sanitizer import ZWSP, find_control_sequences
-from memory_core.services.read.scoring import Candidate, rank_candidates
+from memory_core.services.read.scoring import Candidate, ScoringPolicy, rank_candidates
+from memory_core.settings import MemorySettings
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 OPEN = '<context-data kind="memory">'
@@ -77,7 +78,8 @@ def test_worked_example_layout() -> None:
                 memory("s1", "Prefers tea"),
             ),
             directives=(directive("d1", "Answer briefly"),),
-        )
+        ),
+        settings=MemorySettings(),
     )
     assert contribution.memory_text == (
         f"{MEMORY_NOTICE}\n\n"
@@ -105,7 +107,8 @@ def test_nothing_to_contribute_gives_no_text_but_a_manifest() -> None:
     contribution = assemble(
         ContributionRequest(
             total_budget=1200, query_hash="v2:query:ab", degradations=(Degradation.VECTOR_COLD,)
-        )
+        ),
+        settings=MemorySettings(),
     )
     assert (contribution.memory_text, contribution.directive_text, contribution.text) == (
         None,
@@ -136,7 +139,8 @@ def test_suppress_topic_directives_are_rendered_as_directives() -> None:
     contribution = assemble(
         ContributionRequest(
             total_budget=1200, directives=(directive("t", "divorce", kind="suppress_topic"),)
-        )
+        ),
+        settings=MemorySettings(),
     )
     assert directive_items(contribution.directive_text or "") == [
         {"kind": "suppress_topic", "content": "divorce"}
@@ -152,7 +156,8 @@ def test_oversized_directive_is_dropped_for_its_item_budget() -> None:
                 directive("big", "x" * 800),
                 directive("ok", "be brief", updated=timedelta(1)),
             ),
-        )
+        ),
+        settings=MemorySettings(),
     )
     manifest = contribution.manifest.directives
     assert [d.id for d in manifest.selected] == ["ok"]
@@ -167,7 +172,9 @@ def test_directives_overflowing_the_ceiling_are_dropped_and_later_smaller_ones_s
         directive(f"d{i}", f"{i} " + "y" * 640, updated=timedelta(minutes=i)) for i in range(4)
     ]
     items.append(directive("small", "short", updated=timedelta(hours=1)))
-    manifest = assemble(ContributionRequest(total_budget=8000, directives=items)).manifest
+    manifest = assemble(
+        ContributionRequest(total_budget=8000, directives=items), settings=MemorySettings()
+    ).manifest
     assert [d.id for d in manifest.directives.selected] == ["d0", "d1", "small"]
     assert [(d.id, d.reason) for d in manifest.directives.dropped] == [
         ("d2", DropReason.TOTAL_BUDGET),
@@ -179,7 +186,8 @@ def test_directives_overflowing_the_ceiling_are_dropped_and_later_smaller_ones_s
 
 def test_directive_json_escapes_markup_characters() -> None:
     contribution = assemble(
-        ContributionRequest(total_budget=1200, directives=(directive("d", "Use <b> & </b>"),))
+        ContributionRequest(total_budget=1200, directives=(directive("d", "Use <b> & </b>"),)),
+        settings=MemorySettings(),
     )
     text = contribution.directive_text or ""
     assert "\\u003cb\\u003e \\u0026 \\u003c/b\\u003e" in text
@@ -193,7 +201,9 @@ def test_recall_line_that_does_not_fit_is_dropped_and_a_later_shorter_one_still_
         memory("long", "z" * 2000),
         memory("short2", "Lives in Lyon"),
     )
-    contribution = assemble(ContributionRequest(total_budget=300, recalled=recalled))
+    contribution = assemble(
+        ContributionRequest(total_budget=300, recalled=recalled), settings=MemorySettings()
+    )
     manifest = contribution.manifest
     assert [item.id for item in manifest.selected] == ["short1", "short2"]
     assert [(d.id, d.reason) for d in manifest.dropped] == [("long", DropReason.BUDGET)]
@@ -202,7 +212,9 @@ def test_recall_line_that_does_not_fit_is_dropped_and_a_later_shorter_one_still_
 
 def test_persona_is_cut_to_the_longest_prefix_that_fits_its_share() -> None:
     persona = " ".join(f"word{i}" for i in range(400))
-    contribution = assemble(ContributionRequest(total_budget=300, persona=persona))
+    contribution = assemble(
+        ContributionRequest(total_budget=300, persona=persona), settings=MemorySettings()
+    )
     text = contribution.memory_text or ""
     body = text.split(f"## Self-Model\n{OPEN}\n", 1)[1].split(f"\n{CLOSE}", 1)[0]
     assert persona.startswith(body)
@@ -214,7 +226,8 @@ def test_persona_is_cut_to_the_longest_prefix_that_fits_its_share() -> None:
 def test_prior_drops_are_carried_into_the_manifest() -> None:
     prior = (DroppedItem(id="gone", kind="semantic", reason=DropReason.SUPPRESSED),)
     manifest = assemble(
-        ContributionRequest(total_budget=1200, recalled=(memory("m", "x y z"),), prior_drops=prior)
+        ContributionRequest(total_budget=1200, recalled=(memory("m", "x y z"),), prior_drops=prior),
+        settings=MemorySettings(),
     ).manifest
     assert manifest.dropped == prior
 
@@ -229,9 +242,12 @@ def test_scored_items_convert_with_scores_and_annotation() -> None:
         created_at=NOW,
         updated_at=NOW,
     )
-    (item,) = rank_candidates([Candidate(claim=claim, fts_rank=0)], now=NOW).items
+    (item,) = rank_candidates(
+        [Candidate(claim=claim, fts_rank=0)], now=NOW, policy=ScoringPolicy()
+    ).items
     manifest = assemble(
-        ContributionRequest(total_budget=1200, recalled=(RecalledMemory.from_scored(item),))
+        ContributionRequest(total_budget=1200, recalled=(RecalledMemory.from_scored(item),)),
+        settings=MemorySettings(),
     ).manifest
     (selected,) = manifest.selected
     assert selected.score == item.score
@@ -245,7 +261,8 @@ def test_a_budget_of_zero_contributes_nothing_and_records_every_drop() -> None:
             recalled=(memory("m", "tea"),),
             persona="me",
             directives=(directive("d", "be brief"),),
-        )
+        ),
+        settings=MemorySettings(),
     )
     assert contribution.text is None
     assert [(d.id, d.reason) for d in contribution.manifest.dropped] == [("m", DropReason.BUDGET)]
@@ -284,7 +301,8 @@ def test_adversarial_memories_cannot_escape_the_container_or_forge_directives() 
                 memory(f"m{i}", f"{marker} {text}") for i, text in enumerate(ADVERSARIAL)
             ),
             directives=(directive("d", "Reply in French"),),
-        )
+        ),
+        settings=MemorySettings(),
     )
     text = contribution.memory_text or ""
     # A simple parser: headings, then every container tag in order of appearance.
@@ -320,7 +338,8 @@ def test_adversarial_directive_cannot_open_a_container_or_close_its_block() -> N
             total_budget=2000,
             recalled=(memory("m", "Likes tea"),),
             directives=(directive("d", hostile),),
-        )
+        ),
+        settings=MemorySettings(),
     )
     memory_text = contribution.memory_text or ""
     directive_text = contribution.directive_text or ""
@@ -376,7 +395,7 @@ def test_contribution_never_exceeds_the_hard_ceiling_and_accounts_for_every_item
     request: ContributionRequest,
 ) -> None:
     """R-READ-5 / R-DIR-3: tokens and characters within the ceiling; drops always recorded."""
-    contribution = assemble(request)
+    contribution = assemble(request, settings=MemorySettings())
     combined = contribution.text or ""
     assert estimate_tokens(combined) <= request.total_budget
     assert len(combined) <= CHARS_PER_TOKEN_CEILING * request.total_budget
@@ -407,7 +426,8 @@ def test_if_budgeting_undercounts_memory_is_shed_before_directives(
     contribution = assemble(
         ContributionRequest(
             total_budget=500, recalled=recalled, directives=(directive("d", "be brief"),)
-        )
+        ),
+        settings=MemorySettings(),
     )
     assert estimate_tokens(contribution.text or "") <= 500
     assert contribution.directive_text is not None

@@ -20,8 +20,10 @@ from memory_core.services.write.decision.candidates import (
     reconcile_equivalent,
     reconcile_merged,
 )
+from memory_core.settings import MemorySettings
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
+MAX_CODE_POINTS = MemorySettings().extracted_claim_max_code_points
 CONTEXT = WriteContext(
     agent_id="agent-1",
     now=NOW,
@@ -46,6 +48,7 @@ def test_over_long_candidate_is_rejected_not_truncated() -> None:
     batch = prepare_candidates(
         CONTEXT,
         [CandidateClaim(content="a" * 2_001), CandidateClaim(content="b" * 2_000)],
+        max_code_points=MAX_CODE_POINTS,
     )
     assert [len(d.content) for d in batch.drafts] == [2_000]
     assert batch.rejected == (RejectionReason.CANDIDATE_TOO_LARGE.value,)
@@ -62,6 +65,7 @@ def test_duplicates_by_kind_and_canonical_content_merge_with_their_sources() -> 
             ),
             CandidateClaim(content="The user likes tea.", kind=ClaimKind.EPISODIC),
         ],
+        max_code_points=MAX_CODE_POINTS,
     )
     assert batch.merged == 1
     semantic, episodic = batch.drafts
@@ -80,6 +84,7 @@ def test_kind_follows_category_and_importance_floor_applies() -> None:
             CandidateClaim(content="Shipped v2.", category=Category.TASK_OUTCOME, importance=0.1),
             CandidateClaim(content="Uses uv.", category=Category.PROJECT_FACT, importance=0.9),
         ],
+        max_code_points=MAX_CODE_POINTS,
     )
     outcome, fact = batch.drafts
     assert outcome.kind is ClaimKind.EPISODIC and outcome.importance == 0.55
@@ -94,6 +99,7 @@ def test_extraction_cannot_write_internal_or_reflection_rows() -> None:
             CandidateClaim(content="I am helpful.", kind=ClaimKind.PERSONA),
             CandidateClaim(content="A pattern.", kind=ClaimKind.REFLECTION),
         ],
+        max_code_points=MAX_CODE_POINTS,
     )
     assert batch.drafts == ()
     assert batch.rejected == (RejectionReason.INVALID_CANDIDATE.value,) * 2
@@ -101,12 +107,14 @@ def test_extraction_cannot_write_internal_or_reflection_rows() -> None:
 
 def test_drafts_take_the_context_scope() -> None:
     """R-SCOPE-2: automatic extraction writes the context's scope (Agent by default)."""
-    batch = prepare_candidates(CONTEXT, [CandidateClaim(content="x")])
+    batch = prepare_candidates(
+        CONTEXT, [CandidateClaim(content="x")], max_code_points=MAX_CODE_POINTS
+    )
     assert batch.drafts[0].scope == Scope.agent()
     narrow = WriteContext(agent_id="agent-1", now=NOW, scope=Scope.session("s1"))
-    assert prepare_candidates(narrow, [CandidateClaim(content="x")]).drafts[
-        0
-    ].scope == Scope.session("s1")
+    assert prepare_candidates(
+        narrow, [CandidateClaim(content="x")], max_code_points=MAX_CODE_POINTS
+    ).drafts[0].scope == Scope.session("s1")
 
 
 def test_equivalent_claims_reconcile_per_section_7_6() -> None:

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 import attrs
 import pytest
 
+from memory_adapters.offload import InlineCalls
 from memory_contracts.fake_claim_store import InMemoryClaimStore
 from memory_contracts.fake_providers import FakeEmbeddingProvider, ScriptedTextProvider
 from memory_contracts.fake_vector_store import InMemoryVectorStore
@@ -37,6 +38,7 @@ from memory_core.services.write.decision.service import (
     NeighbourFinder,
     WriteContext,
 )
+from memory_core.settings import MemorySettings
 
 A, B = "agent-a", "agent-b"
 SESSION = Scope.session("s1")
@@ -77,7 +79,9 @@ class World:
         self.clock = ManualClock(datetime(2026, 11, 30, 10, tzinfo=UTC))
         self.store = ChallengerLeakingStore(clock=self.clock)
         self.embedder = FakeEmbeddingProvider()
-        self.gateway = ProviderGateway(clock=self.clock, embedder=self.embedder, text=text)
+        self.gateway = ProviderGateway(
+            clock=self.clock, embedder=self.embedder, text=text, settings=MemorySettings()
+        )
         self.index = VectorIndex(
             store=self.store,
             vectors=InMemoryVectorStore(),
@@ -88,8 +92,10 @@ class World:
             store=self.store,
             domain_clock=self.clock,
             infra_clock=self.clock,
+            calls=InlineCalls(),
             index=self.index,
             gateway=self.gateway,
+            settings=MemorySettings(),
         )
         self.finder = RetrievalNeighbours(self.retrieval)
 
@@ -270,7 +276,9 @@ def test_llm_decision_updates_a_neighbour_the_finder_supplied() -> None:
     world = World(text=provider)
     target = world.add("The user likes green tea")
     twin = world.add("The user likes green tea", scope=SESSION)
-    service = DecisionService(world.store, gateway=world.gateway, neighbours=world.finder)
+    service = DecisionService(
+        world.store, gateway=world.gateway, neighbours=world.finder, settings=MemorySettings()
+    )
     assert service.llm_mode
 
     async def decide() -> tuple[str, ...]:
@@ -288,3 +296,31 @@ def test_llm_decision_updates_a_neighbour_the_finder_supplied() -> None:
     assert world.store.get(A, target.id).superseded_by == new_id
     assert world.store.get(A, new_id).content == "The user likes green tea, especially sencha."
     assert world.store.get(A, twin.id).is_recallable
+
+
+@pytest.mark.parametrize("known", [400, 50])
+def test_the_prompt_shows_each_neighbour_cut_to_the_settings_length(known: int) -> None:
+    """§7.4, SPEC §11: a stored neighbour enters the decision prompt cut to
+    `decision_known_code_points` (400 by default), never whole."""
+    provider = ScriptedTextProvider([json.dumps({"decisions": []})])
+    world = World(text=provider)
+    world.add("The user likes green tea. " + "é" * 1_000)
+    service = DecisionService(
+        world.store,
+        gateway=world.gateway,
+        neighbours=world.finder,
+        settings=MemorySettings(decision_known_code_points=known),
+    )
+
+    asyncio.run(
+        service.plan(
+            WriteContext(agent_id=A, now=world.clock.now(), scope=Scope.agent()),
+            ExtractionResult(candidates=(CandidateClaim(content="The user likes green tea."),)),
+            deadline=Deadline.after(world.clock, 30),
+            cancel=CancellationToken(),
+        )
+    )
+    (request,) = provider.requests
+    data = json.loads(request.messages[1].content.removeprefix("DATA:\n"))
+    (shown,) = data["candidates"][0]["known"]
+    assert len(shown["content"]) == known

@@ -13,10 +13,10 @@ from memory_core.domain.errors import ProviderUnavailable
 from memory_core.ports.providers import ChatMessage, TextRequest
 from memory_core.services.providers.breaker import BreakerState, CircuitBreakers
 from memory_core.services.providers.gateway.service import (
-    CapacityLimits,
     ProviderGateway,
     QueryDegradation,
 )
+from memory_core.settings import MemorySettings
 
 ID = "openai-compatible:bge-small"
 
@@ -28,7 +28,7 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def breakers(clock: ManualClock) -> CircuitBreakers:
-    return CircuitBreakers(clock)
+    return CircuitBreakers(clock, MemorySettings())
 
 
 def _fail(breakers: CircuitBreakers, agent: str = "a1", identity: str = ID) -> None:
@@ -154,7 +154,7 @@ def test_gateway_skips_query_embedding_while_open_and_recovers_through_one_probe
     """R-PROV-2: after 2 provider failures the vector path is skipped without calling the
     provider (`embeddingCircuitOpen`); after 30 s the probe succeeds and closes it."""
     fake = FakeEmbeddingProvider()
-    gateway = ProviderGateway(clock=clock, embedder=fake)
+    gateway = ProviderGateway(clock=clock, embedder=fake, settings=MemorySettings())
     fake.fail_next(ProviderUnavailable("down"), ProviderUnavailable("down"))
     assert _query(gateway, clock).degradation is QueryDegradation.ERROR
     assert _query(gateway, clock).degradation is QueryDegradation.ERROR
@@ -171,7 +171,7 @@ def test_gateway_skips_query_embedding_while_open_and_recovers_through_one_probe
 def test_gateway_counts_deadline_misses_as_breaker_failures(clock) -> None:
     """R-PROV-2: deadline misses are health failures."""
     fake = FakeEmbeddingProvider()
-    gateway = ProviderGateway(clock=clock, embedder=fake)
+    gateway = ProviderGateway(clock=clock, embedder=fake, settings=MemorySettings())
 
     async def slow() -> None:
         clock.advance(5.0)
@@ -185,7 +185,9 @@ def test_gateway_counts_deadline_misses_as_breaker_failures(clock) -> None:
 def test_gateway_cancellations_and_capacity_rejections_do_not_open_the_breaker(clock) -> None:
     """R-PROV-2: cancellation and local capacity rejection are not provider failures."""
     fake = FakeEmbeddingProvider()
-    gateway = ProviderGateway(clock=clock, embedder=fake, limits=CapacityLimits(total=1))
+    gateway = ProviderGateway(
+        clock=clock, embedder=fake, settings=MemorySettings(provider_calls_total=1)
+    )
     for _ in range(3):
         token = CancellationToken()
         token.cancel()
@@ -228,7 +230,7 @@ def test_gateway_breaker_does_not_apply_to_batch_warm_dimension_or_text(clock) -
     trip the breaker nor are skipped by it."""
     fake = FakeEmbeddingProvider()
     text = ScriptedTextProvider(default="ok")
-    gateway = ProviderGateway(clock=clock, embedder=fake, text=text)
+    gateway = ProviderGateway(clock=clock, embedder=fake, text=text, settings=MemorySettings())
     request = TextRequest(messages=[ChatMessage(role="user", content="hi")])
 
     async def run_all(fail_first: bool):
@@ -274,7 +276,7 @@ def test_gateway_breaker_does_not_apply_to_batch_warm_dimension_or_text(clock) -
 def test_gateway_reset_agent_closes_its_breaker(clock) -> None:
     """R-PROV-2: agent cleanup resets the breaker."""
     fake = FakeEmbeddingProvider()
-    gateway = ProviderGateway(clock=clock, embedder=fake)
+    gateway = ProviderGateway(clock=clock, embedder=fake, settings=MemorySettings())
     fake.fail_next(ProviderUnavailable("down"), ProviderUnavailable("down"))
     _query(gateway, clock)
     _query(gateway, clock)
@@ -285,7 +287,7 @@ def test_gateway_reset_agent_closes_its_breaker(clock) -> None:
 def test_decision_recall_can_bypass_the_breaker(clock) -> None:
     """R-PROV-2: only warm-recall query embedding is guarded; `warm_recall=False` is not."""
     fake = FakeEmbeddingProvider()
-    gateway = ProviderGateway(clock=clock, embedder=fake)
+    gateway = ProviderGateway(clock=clock, embedder=fake, settings=MemorySettings())
     fake.fail_next(ProviderUnavailable("down"), ProviderUnavailable("down"))
     _query(gateway, clock)
     _query(gateway, clock)

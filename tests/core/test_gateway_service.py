@@ -20,12 +20,11 @@ from memory_core.domain.errors import (
 )
 from memory_core.ports.providers import ChatMessage, EmbeddingPurpose, TextRequest
 from memory_core.services.providers.gateway.service import (
-    CapacityLimits,
     ProviderGateway,
-    PurposeTimeouts,
     QueryDegradation,
     TextPurpose,
 )
+from memory_core.settings import MemorySettings
 
 REQUEST = TextRequest(messages=[ChatMessage(role="user", content="extract")])
 
@@ -73,7 +72,7 @@ def test_the_gateway_refuses_a_call_without_a_deadline(clock, method) -> None:
     provider is touched."""
     fake = FakeEmbeddingProvider()
     text = ScriptedTextProvider(default="x")
-    gateway = ProviderGateway(clock=clock, embedder=fake, text=text)
+    gateway = ProviderGateway(clock=clock, embedder=fake, text=text, settings=MemorySettings())
     extra = {
         "embed_query": {"text": "q"},
         "embed_batch": {"texts": ["q"]},
@@ -93,7 +92,7 @@ def test_the_gateway_refuses_a_call_without_a_deadline(clock, method) -> None:
 def test_query_embedding_sends_only_the_first_2000_code_points(clock) -> None:
     """R-READ-2: code points, not bytes or UTF-16 units: astral characters count as one."""
     fake = FakeEmbeddingProvider()
-    gateway = ProviderGateway(clock=clock, embedder=fake)
+    gateway = ProviderGateway(clock=clock, embedder=fake, settings=MemorySettings())
     text = "😀" * 1_500 + "界" * 1_000
     result = asyncio.run(
         gateway.embed_query(
@@ -112,7 +111,9 @@ def test_query_embedding_sends_only_the_first_2000_code_points(clock) -> None:
 
 
 def test_a_blank_query_is_a_validation_error(clock) -> None:
-    gateway = ProviderGateway(clock=clock, embedder=FakeEmbeddingProvider())
+    gateway = ProviderGateway(
+        clock=clock, embedder=FakeEmbeddingProvider(), settings=MemorySettings()
+    )
     with pytest.raises(ValidationError, match="text"):
         asyncio.run(
             gateway.embed_query(
@@ -133,7 +134,7 @@ def test_each_purpose_gets_its_own_deadline_cut_short_by_the_callers(clock) -> N
             text_remaining.append(deadline.remaining())
             return "done"
 
-    gateway = ProviderGateway(clock=clock, embedder=spy, text=SpyText())
+    gateway = ProviderGateway(clock=clock, embedder=spy, text=SpyText(), settings=MemorySettings())
     far = Deadline.after(clock, 1_000)
 
     async def every_purpose(deadline: Deadline) -> None:
@@ -154,16 +155,16 @@ def test_each_purpose_gets_its_own_deadline_cut_short_by_the_callers(clock) -> N
     assert text_remaining == [pytest.approx(60.0)]
 
     spy.remaining.clear()
-    gateway = ProviderGateway(clock=clock, embedder=spy, text=SpyText())
+    gateway = ProviderGateway(clock=clock, embedder=spy, text=SpyText(), settings=MemorySettings())
     asyncio.run(every_purpose(Deadline.after(clock, 0.5)))
     assert [remaining for _, remaining in spy.remaining] == [pytest.approx(0.5)] * 4
     assert text_remaining[-1] == pytest.approx(0.5)
 
 
-def test_purpose_timeouts_can_be_overridden(clock) -> None:
+def test_purpose_timeouts_follow_the_settings(clock) -> None:
     spy = SpyEmbedder(clock)
     gateway = ProviderGateway(
-        clock=clock, embedder=spy, timeouts=PurposeTimeouts(batch_seconds=5.0)
+        clock=clock, embedder=spy, settings=MemorySettings(embedding_batch_seconds=5.0)
     )
     asyncio.run(
         gateway.embed_batch(
@@ -176,7 +177,7 @@ def test_purpose_timeouts_can_be_overridden(clock) -> None:
 def test_an_already_expired_deadline_never_reaches_the_provider(clock) -> None:
     """R-ARCH-6: an expired deadline is refused like a missing one would be."""
     fake = FakeEmbeddingProvider()
-    gateway = ProviderGateway(clock=clock, embedder=fake)
+    gateway = ProviderGateway(clock=clock, embedder=fake, settings=MemorySettings())
     expired = Deadline.after(clock, 0)
     result = asyncio.run(
         gateway.embed_query(agent_id="a", text="q", deadline=expired, cancel=_token())
@@ -190,7 +191,7 @@ def test_capacity_is_two_per_agent_provider_model_purpose_and_released_on_settle
     """Reference §5.1: ≤2 unsettled calls per (agent, provider, model, purpose) key; a third
     is CapacityRejected; other agents and purposes are separate keys; settling frees a slot."""
     fake = FakeEmbeddingProvider()
-    gateway = ProviderGateway(clock=clock, embedder=fake)
+    gateway = ProviderGateway(clock=clock, embedder=fake, settings=MemorySettings())
 
     async def scenario():
         release = asyncio.Event()
@@ -234,7 +235,9 @@ def test_capacity_is_two_per_agent_provider_model_purpose_and_released_on_settle
 def test_the_global_capacity_limit_applies_across_agents(clock) -> None:
     """Reference §5.1: a global limit (64 by default) bounds all calls together."""
     fake = FakeEmbeddingProvider()
-    gateway = ProviderGateway(clock=clock, embedder=fake, limits=CapacityLimits(total=3))
+    gateway = ProviderGateway(
+        clock=clock, embedder=fake, settings=MemorySettings(provider_calls_total=3)
+    )
 
     async def scenario():
         release = asyncio.Event()
@@ -271,7 +274,7 @@ def test_abort_agent_cancels_only_that_agents_calls_in_flight(clock) -> None:
     """R-PROV-3: abort_agent reaches the provider's token for that agent's calls only."""
     fake = FakeEmbeddingProvider()
     text = ScriptedTextProvider([STALL, "other agent's answer"])
-    gateway = ProviderGateway(clock=clock, embedder=fake, text=text)
+    gateway = ProviderGateway(clock=clock, embedder=fake, text=text, settings=MemorySettings())
 
     async def scenario():
         release = asyncio.Event()
@@ -312,7 +315,7 @@ def test_abort_agent_cancels_only_that_agents_calls_in_flight(clock) -> None:
 def test_the_callers_token_reaches_the_provider(clock) -> None:
     """R-PROV-3: cancelling the caller's token cancels the provider call."""
     text = ScriptedTextProvider([STALL])
-    gateway = ProviderGateway(clock=clock, text=text)
+    gateway = ProviderGateway(clock=clock, text=text, settings=MemorySettings())
 
     async def scenario():
         token = _token()
@@ -347,7 +350,7 @@ def test_a_late_result_after_abort_is_absorbed(clock) -> None:
 
     async def scenario():
         deaf = Deaf()
-        gateway = ProviderGateway(clock=clock, text=deaf)
+        gateway = ProviderGateway(clock=clock, text=deaf, settings=MemorySettings())
         call = asyncio.ensure_future(
             gateway.complete(
                 agent_id="a1",
@@ -371,7 +374,7 @@ def test_a_late_result_after_abort_is_absorbed(clock) -> None:
 def test_dispose_aborts_everything_and_aclose_closes_the_providers(clock) -> None:
     fake = FakeEmbeddingProvider()
     text = ScriptedTextProvider([STALL])
-    gateway = ProviderGateway(clock=clock, embedder=fake, text=text)
+    gateway = ProviderGateway(clock=clock, embedder=fake, text=text, settings=MemorySettings())
 
     async def scenario():
         call = asyncio.ensure_future(
@@ -395,7 +398,7 @@ def test_dispose_aborts_everything_and_aclose_closes_the_providers(clock) -> Non
 def test_query_failures_become_degradation_codes_not_exceptions(clock) -> None:
     """R-PROV-1, R-PROV-2: the read path gets a code — timeout, error, cancelled."""
     fake = FakeEmbeddingProvider()
-    gateway = ProviderGateway(clock=clock, embedder=fake)
+    gateway = ProviderGateway(clock=clock, embedder=fake, settings=MemorySettings())
 
     def query(token=None):
         return asyncio.run(
@@ -422,7 +425,7 @@ def test_query_failures_become_degradation_codes_not_exceptions(clock) -> None:
 
 
 def test_no_embedder_configured_degrades_the_query_and_raises_elsewhere(clock) -> None:
-    gateway = ProviderGateway(clock=clock)
+    gateway = ProviderGateway(clock=clock, settings=MemorySettings())
     result = asyncio.run(
         gateway.embed_query(
             agent_id="a1", text="q", deadline=Deadline.after(clock, 5), cancel=_token()
@@ -450,7 +453,7 @@ def test_no_embedder_configured_degrades_the_query_and_raises_elsewhere(clock) -
 def test_batch_embedding_is_split_into_requests_of_fifty_in_order(clock) -> None:
     """Reference §5.2: 50 texts per request; vectors come back in input order."""
     fake = FakeEmbeddingProvider()
-    gateway = ProviderGateway(clock=clock, embedder=fake)
+    gateway = ProviderGateway(clock=clock, embedder=fake, settings=MemorySettings())
     texts = [f"claim {i}" for i in range(120)]
     batch = asyncio.run(
         gateway.embed_batch(
@@ -465,7 +468,7 @@ def test_batch_embedding_is_split_into_requests_of_fifty_in_order(clock) -> None
 
 def test_blank_batch_texts_are_refused_before_any_request(clock) -> None:
     fake = FakeEmbeddingProvider()
-    gateway = ProviderGateway(clock=clock, embedder=fake)
+    gateway = ProviderGateway(clock=clock, embedder=fake, settings=MemorySettings())
     with pytest.raises(ValidationError, match=r"texts\[1\]"):
         asyncio.run(
             gateway.embed_batch(
@@ -492,7 +495,7 @@ def test_blank_batch_texts_are_refused_before_any_request(clock) -> None:
 def test_a_bad_provider_answer_is_a_provider_response_error(clock, answer) -> None:
     """R-PROV-4: a vector of the wrong count, shape or dimension never passes the gateway."""
     spy = SpyEmbedder(clock)
-    gateway = ProviderGateway(clock=clock, embedder=spy)
+    gateway = ProviderGateway(clock=clock, embedder=spy, settings=MemorySettings())
     good = asyncio.run(
         gateway.embed_batch(
             agent_id="a", texts=["x"], deadline=Deadline.after(clock, 5), cancel=_token()
@@ -513,7 +516,7 @@ def test_a_bad_provider_answer_is_a_provider_response_error(clock, answer) -> No
 
 def test_dimension_discovery_is_cached_per_identity(clock) -> None:
     fake = FakeEmbeddingProvider(dim=24)
-    gateway = ProviderGateway(clock=clock, embedder=fake)
+    gateway = ProviderGateway(clock=clock, embedder=fake, settings=MemorySettings())
 
     async def twice():
         first = await gateway.identity(
@@ -537,7 +540,7 @@ def test_a_foreign_exception_from_a_provider_is_typed_and_says_nothing_more(cloc
         async def complete(self, request, *, deadline, cancel):
             raise RuntimeError("GET https://api.example/v1?key=sk-live-abcdefghijkl failed")
 
-    gateway = ProviderGateway(clock=clock, text=Leaky())
+    gateway = ProviderGateway(clock=clock, text=Leaky(), settings=MemorySettings())
     with pytest.raises(ProviderResponseError) as caught:
         asyncio.run(
             gateway.complete(
@@ -552,7 +555,7 @@ def test_a_foreign_exception_from_a_provider_is_typed_and_says_nothing_more(cloc
 def test_diagnostics_are_counts_and_latencies_only(clock) -> None:
     """R-PRIV-1/R-FORGET-1: diagnostics hold no query text, only counts and timings."""
     fake = FakeEmbeddingProvider()
-    gateway = ProviderGateway(clock=clock, embedder=fake)
+    gateway = ProviderGateway(clock=clock, embedder=fake, settings=MemorySettings())
     secret_query = "my bank PIN is 4921"
     asyncio.run(
         gateway.embed_query(
@@ -567,7 +570,7 @@ def test_diagnostics_are_counts_and_latencies_only(clock) -> None:
 
 def test_text_completion_passes_the_request_and_purpose(clock) -> None:
     text = ScriptedTextProvider(["answer"])
-    gateway = ProviderGateway(clock=clock, text=text)
+    gateway = ProviderGateway(clock=clock, text=text, settings=MemorySettings())
     result = asyncio.run(
         gateway.complete(
             agent_id="a",
@@ -587,7 +590,7 @@ def test_a_bound_text_provider_routes_port_calls_through_the_gateway(clock) -> N
     from memory_core.ports.providers import TextProvider
 
     text = ScriptedTextProvider(["first", STALL])
-    gateway = ProviderGateway(clock=clock, text=text)
+    gateway = ProviderGateway(clock=clock, text=text, settings=MemorySettings())
     bound = gateway.text_provider_for("a1", TextPurpose.DECISION)
     assert isinstance(bound, TextProvider)
     assert (bound.provider_id, bound.model_id) == ("scripted", "script-v1")
@@ -607,13 +610,15 @@ def test_a_bound_text_provider_routes_port_calls_through_the_gateway(clock) -> N
     assert not text.closed  # the gateway owns the provider
     assert gateway.diagnostics().counts[("admitted", "decision")] == 2
     with pytest.raises(ProviderUnavailable):
-        ProviderGateway(clock=clock).text_provider_for("a1")
+        ProviderGateway(clock=clock, settings=MemorySettings()).text_provider_for("a1")
 
 
 def test_diagnostics_serialise_to_plain_json_types(clock) -> None:
     import json
 
-    gateway = ProviderGateway(clock=clock, embedder=FakeEmbeddingProvider())
+    gateway = ProviderGateway(
+        clock=clock, embedder=FakeEmbeddingProvider(), settings=MemorySettings()
+    )
     asyncio.run(
         gateway.embed_query(
             agent_id="a", text="q", deadline=Deadline.after(clock, 5), cancel=_token()

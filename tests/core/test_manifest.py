@@ -24,7 +24,13 @@ from memory_core.domain.manifest import (
 )
 from memory_core.domain.provenance import query_hash
 from memory_core.services.read.contribution import ContributionRequest, RecalledMemory, assemble
-from memory_core.services.read.scoring import Candidate, filter_suppressed, rank_candidates
+from memory_core.services.read.scoring import (
+    Candidate,
+    ScoringPolicy,
+    filter_suppressed,
+    rank_candidates,
+)
+from memory_core.settings import MemorySettings
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 MARKER = "PLAINTEXT-MARKER-5e1d"
@@ -147,7 +153,7 @@ def test_manifest_json_never_holds_claim_directive_or_query_text() -> None:
     )
     candidates = [Candidate(claim=c, fts_rank=i) for i, c in enumerate(claims)]
     kept, suppressed = filter_suppressed(candidates, [suppress])
-    ranking = rank_candidates(kept, now=NOW, top_k=10)
+    ranking = rank_candidates(kept, now=NOW, top_k=10, policy=ScoringPolicy())
     contribution = assemble(
         ContributionRequest(
             total_budget=400,
@@ -157,7 +163,8 @@ def test_manifest_json_never_holds_claim_directive_or_query_text() -> None:
             directives=(suppress, instruction),
             query_hash=query_hash("agent", f"{MARKER} query"),
             prior_drops=suppressed + ranking.dropped,
-        )
+        ),
+        settings=MemorySettings(),
     )
     manifest = contribution.manifest
     reasons = {d.reason for d in manifest.dropped} | {d.reason for d in manifest.directives.dropped}

@@ -10,12 +10,15 @@ from hypothesis import strategies as st
 from memory_core.domain.claims import Claim, ClaimKind, Lifecycle
 from memory_core.domain.scope import Scope
 from memory_core.domain.temporal import Interval, Precision, TemporalKind, TemporalMetadata
-from memory_core.domain.temporal_policy import TemporalStatus, WorkingSection
+from memory_core.domain.temporal_policy import TemporalPolicy, TemporalStatus, WorkingSection
 from memory_core.domain.tokens import estimate_tokens
 from memory_core.services.read.projections import project_working
+from memory_core.settings import MemorySettings
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
+BUDGET = 400  # tokens; the runtime passes the settings' working_ceiling_tokens
+POLICY = TemporalPolicy.from_settings(MemorySettings())
 
 
 def temporal(
@@ -81,7 +84,7 @@ ONE_PER_SECTION = [
 
 def test_sections_render_in_the_fixed_order_with_labels_and_annotations() -> None:
     """R-READ-9: current state, stable facts, recent events, plans, reflections — in that order."""
-    projection = project_working(ONE_PER_SECTION, now=NOW)
+    projection = project_working(ONE_PER_SECTION, now=NOW, budget_tokens=BUDGET, policy=POLICY)
     text = projection.text or ""
     labels = [line for line in text.split("\n") if line.startswith("[") and line.endswith("]")]
     assert labels == [f"[{section.value}]" for section in WorkingSection]
@@ -104,7 +107,7 @@ def test_ineligible_and_non_projected_claims_are_left_out() -> None:
         claim("persona", kind=ClaimKind.PERSONA),
         claim("kept"),
     ]
-    projection = project_working(claims, now=NOW)
+    projection = project_working(claims, now=NOW, budget_tokens=BUDGET, policy=POLICY)
     assert [e.id for e in projection.entries] == ["kept"]
 
 
@@ -116,7 +119,7 @@ def test_qualified_states_sort_current_undated_expired_future() -> None:
         claim("undated", meta=temporal(TemporalKind.STATE, confidence=0.95)),
         claim("current", meta=temporal(TemporalKind.STATE, start=NOW - DAY, confidence=low)),
     ]
-    projection = project_working(claims, now=NOW)
+    projection = project_working(claims, now=NOW, budget_tokens=BUDGET, policy=POLICY)
     assert [e.id for e in projection.entries] == ["current", "undated", "expired", "future"]
     assert {e.section for e in projection.entries} == {WorkingSection.QUALIFIED_STATES}
 
@@ -130,7 +133,7 @@ def test_recent_events_newest_first() -> None:
         )
         for days in (9, 1, 5)
     ]
-    projection = project_working(events, now=NOW)
+    projection = project_working(events, now=NOW, budget_tokens=BUDGET, policy=POLICY)
     assert [e.id for e in projection.entries] == ["e1", "e5", "e9"]
 
 
@@ -146,7 +149,7 @@ def test_plans_by_status_upcoming_soonest_first_lapsed_latest_first() -> None:
         claim("plan_far", meta=temporal(plan, start=NOW + 30 * DAY)),
         claim("plan_soon", meta=temporal(plan, start=NOW + 3 * DAY)),
     ]
-    projection = project_working(claims, now=NOW)
+    projection = project_working(claims, now=NOW, budget_tokens=BUDGET, policy=POLICY)
     assert [e.id for e in projection.entries] == [
         "plan_soon",
         "plan_far",
@@ -168,14 +171,14 @@ def test_ties_break_by_importance_access_recency_then_id() -> None:
         claim("used", importance=0.5, access_count=3),
         claim("vital", importance=0.9),
     ]
-    projection = project_working(claims, now=NOW)
+    projection = project_working(claims, now=NOW, budget_tokens=BUDGET, policy=POLICY)
     assert [e.id for e in projection.entries] == ["vital", "used", "newer", "a", "b"]
 
 
 def test_round_robin_keeps_a_busy_section_from_starving_the_others() -> None:
     facts = [claim(f"f{i:02d}", f"stable fact number {i} " * 3, importance=0.9) for i in range(40)]
     reflection = claim("r", "Learns by doing", kind=ClaimKind.REFLECTION, importance=0.1)
-    projection = project_working([*facts, reflection], now=NOW, budget_tokens=120)
+    projection = project_working([*facts, reflection], now=NOW, budget_tokens=120, policy=POLICY)
     ids = [e.id for e in projection.entries]
     assert "r" in ids
     assert ids[0] == "f00"
@@ -188,13 +191,15 @@ def test_a_line_that_does_not_fit_is_skipped_and_a_shorter_later_one_may_fit() -
         claim("long", "x" * 2000, importance=0.9),
         claim("short", "tea", importance=0.1),
     ]
-    projection = project_working(claims, now=NOW, budget_tokens=50)
+    projection = project_working(claims, now=NOW, budget_tokens=50, policy=POLICY)
     assert [e.id for e in projection.entries] == ["short"]
     assert projection.omitted == 1
 
 
 def test_multi_line_content_is_indented_under_its_bullet() -> None:
-    projection = project_working([claim("m", "first line\nsecond line")], now=NOW)
+    projection = project_working(
+        [claim("m", "first line\nsecond line")], now=NOW, budget_tokens=BUDGET, policy=POLICY
+    )
     assert "- first line\n  second line" in (projection.text or "")
 
 
@@ -204,14 +209,17 @@ def test_next_refresh_is_the_earliest_future_boundary_even_of_hidden_claims() ->
         claim("ending", meta=temporal(TemporalKind.STATE, start=NOW - DAY, end=NOW + 5 * DAY)),
         claim("past", meta=temporal(TemporalKind.EVENT, start=NOW - 3 * DAY)),
     ]
-    projection = project_working(claims, now=NOW)
+    projection = project_working(claims, now=NOW, budget_tokens=BUDGET, policy=POLICY)
     assert "future" not in [e.id for e in projection.entries]
     assert projection.next_refresh_at == NOW + 2 * DAY
-    assert project_working([claim("a")], now=NOW).next_refresh_at is None
+    assert (
+        project_working([claim("a")], now=NOW, budget_tokens=BUDGET, policy=POLICY).next_refresh_at
+        is None
+    )
 
 
 def test_nothing_eligible_gives_no_text() -> None:
-    projection = project_working([], now=NOW)
+    projection = project_working([], now=NOW, budget_tokens=BUDGET, policy=POLICY)
     assert (projection.text, projection.entries, projection.estimated_tokens) == (None, (), 0)
 
 
@@ -235,12 +243,14 @@ def test_projection_is_independent_of_input_order_and_within_budget(
     shuffled: list[Claim], budget: int
 ) -> None:
     """R-READ-9: sorted stably — the same claims always project the same way."""
-    expected = project_working(POOL, now=NOW, budget_tokens=budget)
-    actual = project_working(shuffled, now=NOW, budget_tokens=budget)
+    expected = project_working(POOL, now=NOW, budget_tokens=budget, policy=POLICY)
+    actual = project_working(shuffled, now=NOW, budget_tokens=budget, policy=POLICY)
     assert actual == expected
     assert actual.estimated_tokens <= budget
 
 
 def test_every_line_break_kind_gets_the_continuation_indent() -> None:
-    projection = project_working([claim("m", "one\r\ntwo\rthree\u2028four")], now=NOW)
+    projection = project_working(
+        [claim("m", "one\r\ntwo\rthree\u2028four")], now=NOW, budget_tokens=BUDGET, policy=POLICY
+    )
     assert "- one\n  two\n  three\n  four" in (projection.text or "")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
+from memory_adapters.offload import InlineCalls
 from memory_contracts.fake_claim_store import InMemoryClaimStore
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.cancellation import CancellationToken, Deadline
@@ -50,7 +51,7 @@ def test_equally_matching_rows_get_the_same_rrf_term() -> None:
     store = InMemoryClaimStore(clock=clock)
     settings = MemorySettings()
     service = RetrievalService(
-        store=store, domain_clock=clock, infra_clock=clock, settings=settings
+        store=store, calls=InlineCalls(), domain_clock=clock, infra_clock=clock, settings=settings
     )
 
     def add(content: str, importance: float) -> str:

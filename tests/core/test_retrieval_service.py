@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 from datetime import timedelta
 
+from memory_adapters.offload import InlineCalls
 from memory_contracts.fake_claim_store import InMemoryClaimStore
 from memory_contracts.fake_vector_store import InMemoryVectorStore
 from memory_contracts.fakes import ManualClock
@@ -88,6 +89,7 @@ class World:
             store=self.store,
             domain_clock=self.clock,
             infra_clock=self.clock,
+            calls=InlineCalls(),
             index=self.index,
             gateway=self.gateway,
             settings=self.settings,

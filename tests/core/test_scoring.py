@@ -122,20 +122,26 @@ def test_rrf_weight_and_k_are_explicit_inputs() -> None:
 )
 def test_recency_halves_after_the_kind_half_life(kind: ClaimKind, days: int) -> None:
     old = claim("a", kind=kind, age=timedelta(days=days))
-    (item,) = rank_candidates([Candidate(claim=old, fts_rank=0)], now=NOW).items
+    (item,) = rank_candidates(
+        [Candidate(claim=old, fts_rank=0)], now=NOW, policy=ScoringPolicy()
+    ).items
     assert item.breakdown.recency == pytest.approx(0.5)
 
 
 def test_future_created_at_counts_as_fresh() -> None:
     skewed = claim("a", age=-timedelta(days=3))
-    (item,) = rank_candidates([Candidate(claim=skewed, fts_rank=0)], now=NOW).items
+    (item,) = rank_candidates(
+        [Candidate(claim=skewed, fts_rank=0)], now=NOW, policy=ScoringPolicy()
+    ).items
     assert item.breakdown.recency == 1.0
 
 
 @pytest.mark.parametrize(("confidence", "factor"), [(1.0, 1.15), (0.0, 0.65), (None, 1.0)])
 def test_confidence_factor_range(confidence: float | None, factor: float) -> None:
     (item,) = rank_candidates(
-        [Candidate(claim=claim("a", confidence=confidence), fts_rank=0)], now=NOW
+        [Candidate(claim=claim("a", confidence=confidence), fts_rank=0)],
+        now=NOW,
+        policy=ScoringPolicy(),
     ).items
     assert item.breakdown.confidence_factor == pytest.approx(factor)
 
@@ -150,7 +156,9 @@ def test_importance_floor_holds_when_weighted_terms_vanish() -> None:
 
 def test_access_weight_is_off_by_default_and_saturates_when_on() -> None:
     busy = claim("a", access_count=8)
-    (default,) = rank_candidates([Candidate(claim=busy, fts_rank=0)], now=NOW).items
+    (default,) = rank_candidates(
+        [Candidate(claim=busy, fts_rank=0)], now=NOW, policy=ScoringPolicy()
+    ).items
     assert default.breakdown.access == pytest.approx(0.5)
     assert default.breakdown.base == pytest.approx(0.505)
     weighted = ScoringPolicy(weight_access=0.2)
@@ -161,7 +169,9 @@ def test_access_weight_is_off_by_default_and_saturates_when_on() -> None:
 def test_high_confidence_expired_state_is_dropped_for_time() -> None:
     """R-TIME-3: excluded from current recall, reported with reason temporal."""
     expired = claim("a", temporal=state(until=NOW - timedelta(days=1), confidence=0.9))
-    ranking = rank_candidates([Candidate(claim=expired, fts_rank=0)], now=NOW)
+    ranking = rank_candidates(
+        [Candidate(claim=expired, fts_rank=0)], now=NOW, policy=ScoringPolicy()
+    )
     assert ranking.items == ()
     assert [(d.id, d.reason) for d in ranking.dropped] == [("a", DropReason.TEMPORAL)]
 
@@ -169,7 +179,9 @@ def test_high_confidence_expired_state_is_dropped_for_time() -> None:
 def test_low_confidence_expired_state_fails_open_scored_lower_with_a_qualification() -> None:
     """R-TIME-3: low-confidence resolutions fail open, lower factor, qualified annotation."""
     doubtful = claim("a", temporal=state(until=NOW - timedelta(days=1), confidence=0.6))
-    (item,) = rank_candidates([Candidate(claim=doubtful, fts_rank=0)], now=NOW).items
+    (item,) = rank_candidates(
+        [Candidate(claim=doubtful, fts_rank=0)], now=NOW, policy=ScoringPolicy()
+    ).items
     assert item.breakdown.temporal_factor == pytest.approx(0.65)
     assert item.breakdown.temporal_status is TemporalStatus.EXPIRED
     assert item.score == pytest.approx(item.breakdown.score * 0.65)
@@ -182,7 +194,10 @@ def test_evidence_mode_sees_expired_states_at_full_weight() -> None:
     """R-TIME-3: a time filter is never a delete; decision retrieval sees everything."""
     expired = claim("a", temporal=state(until=NOW - timedelta(days=1), confidence=0.9))
     ranking = rank_candidates(
-        [Candidate(claim=expired, fts_rank=0)], now=NOW, mode=TemporalMode.EVIDENCE
+        [Candidate(claim=expired, fts_rank=0)],
+        now=NOW,
+        mode=TemporalMode.EVIDENCE,
+        policy=ScoringPolicy(),
     )
     assert [item.claim.id for item in ranking.items] == ["a"]
     assert ranking.items[0].breakdown.temporal_factor == 1.0
@@ -190,7 +205,9 @@ def test_evidence_mode_sees_expired_states_at_full_weight() -> None:
 
 def test_equal_scores_tie_break_by_id() -> None:
     candidates = [Candidate(claim=claim(i), vector_rank=0, similarity=0.5) for i in "cab"]
-    ids = [item.claim.id for item in rank_candidates(candidates, now=NOW).items]
+    ids = [
+        item.claim.id for item in rank_candidates(candidates, now=NOW, policy=ScoringPolicy()).items
+    ]
     assert ids == ["a", "b", "c"]
 
 
@@ -198,7 +215,7 @@ def test_combined_sorts_first_then_final_score() -> None:
     # b has the higher score, a the higher combined (both lists): combined wins.
     a = Candidate(claim=claim("a"), fts_rank=0, vector_rank=0, similarity=0.50)
     b = Candidate(claim=claim("b"), vector_rank=1, similarity=0.52)
-    ranking = rank_candidates([b, a], now=NOW)
+    ranking = rank_candidates([b, a], now=NOW, policy=ScoringPolicy())
     assert [item.claim.id for item in ranking.items] == ["a", "b"]
     assert ranking.items[0].score < ranking.items[1].score
 
@@ -225,15 +242,15 @@ POOL = [
 @given(st.permutations(POOL))
 def test_shuffled_input_gives_the_identical_ranking(shuffled: list[Candidate]) -> None:
     """R-READ-8: deterministic, stable tie-break by id — input order never matters."""
-    expected = rank_candidates(POOL, now=NOW, top_k=10)
-    assert rank_candidates(shuffled, now=NOW, top_k=10) == expected
+    expected = rank_candidates(POOL, now=NOW, top_k=10, policy=ScoringPolicy())
+    assert rank_candidates(shuffled, now=NOW, top_k=10, policy=ScoringPolicy()) == expected
 
 
 def test_exact_canonical_duplicates_collapse_to_the_best_scored() -> None:
     """R-READ-8: near-duplicates are collapsed; the loser is reported as duplicate."""
     best = Candidate(claim=claim("z", "User  lives in Paris"), vector_rank=0, similarity=0.9)
     worse = Candidate(claim=claim("a", " User lives in Paris "), fts_rank=3)
-    ranking = rank_candidates([worse, best], now=NOW)
+    ranking = rank_candidates([worse, best], now=NOW, policy=ScoringPolicy())
     assert [item.claim.id for item in ranking.items] == ["z"]
     assert [(d.id, d.reason) for d in ranking.dropped] == [("a", DropReason.DUPLICATE)]
 
@@ -247,6 +264,7 @@ def test_token_jaccard_at_or_above_the_threshold_collapses() -> None:
             Candidate(claim=claim("b", near.upper()), vector_rank=1, similarity=0.8),
         ],
         now=NOW,
+        policy=ScoringPolicy(),
     )
     assert [item.claim.id for item in ranking.items] == ["a"]
     assert ranking.dropped[0].reason is DropReason.DUPLICATE
@@ -259,6 +277,7 @@ def test_distinct_but_similar_memories_are_both_kept() -> None:
             Candidate(claim=claim("b", "User lives in Berlin"), vector_rank=1, similarity=0.8),
         ],
         now=NOW,
+        policy=ScoringPolicy(),
     )
     assert [item.claim.id for item in ranking.items] == ["a", "b"]
     assert ranking.dropped == ()
@@ -275,7 +294,7 @@ def test_top_k_cuts_after_collapse_and_reports_no_drops_past_the_cut() -> None:
     ]
     # Same rank as m1 and "dup" < "m1": met right after m0, whose content it repeats.
     candidates.append(Candidate(claim=claim("dup", "distinct memory 0"), fts_rank=1))
-    ranking = rank_candidates(candidates, now=NOW, top_k=3)
+    ranking = rank_candidates(candidates, now=NOW, top_k=3, policy=ScoringPolicy())
     assert [item.claim.id for item in ranking.items] == ["m0", "m1", "m2"]
     assert [(d.id, d.reason) for d in ranking.dropped] == [("dup", DropReason.DUPLICATE)]
 

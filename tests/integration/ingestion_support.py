@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -35,6 +36,7 @@ from memory_core.services.write.ingestion.service import (
     TurnOutcome,
     TurnStatus,
 )
+from memory_core.settings import MemorySettings
 
 __all__ = [
     "AGENT",
@@ -155,9 +157,11 @@ def make_harness(
     extractor: Extractor | None = None,
     tape: EventTape | None = None,
     decisions: DecisionService | None = None,
-    policy: IngestionPolicy | None = None,
     timezone: str = "Europe/Berlin",
+    **settings: Any,
 ) -> Harness:
+    """The ingestion services on a SQLite store; `settings` are `MemorySettings` fields."""
+    chosen = MemorySettings(**settings)
     clock = ManualClock(START, timezone=timezone)
     policy_for_secrets = PatternSecretPolicy()
     store = ApswClaimStore(
@@ -180,7 +184,7 @@ def make_harness(
 
     services = IngestionServices(
         extractor=extractor or RulesExtractor(secret_policy=policy_for_secrets),
-        decisions=decisions or DecisionService(store),
+        decisions=decisions or DecisionService(store, settings=chosen),
         tape=tape,
         projection=tape,
         anchors=tape,
@@ -189,7 +193,7 @@ def make_harness(
         scheduler=scheduler,
         domain_clock=clock,
         infra_clock=clock,
-        policy=policy or IngestionPolicy(),
+        policy=IngestionPolicy.from_settings(chosen),
         on_committed=on_committed,
         on_report=reports.append,
     )

@@ -8,39 +8,25 @@ from typing import Any
 from memory_contracts.fakes import ManualClock
 from memory_core.services.service import MemoryService
 from memory_core.settings import MemorySettings
-from memory_plugins import hookimpl
-from memory_plugins.bootstrap import open_memory
+from memory_plugins.bootstrap import PortOverrides, open_memory
 from memory_plugins.config import MemoryConfig, PluginChoice
 from memory_plugins.loader import load_plugins
 from memory_plugins.registry import PluginRegistry
 
 
-class ManualClockPlugin:
-    """Registers the test's clock as the "manual" clock plugin."""
-
-    def __init__(self, clock: ManualClock) -> None:
-        self.clock = clock
-
-    @hookimpl
-    def agent_memory_register_clocks(self, register: Any) -> None:
-        register("manual", lambda context: self.clock, description="test clock")
-
-
 def world_config(
     *, embedder: str = "hashing", plugins: dict[str, PluginChoice] | None = None, **settings: Any
 ) -> MemoryConfig:
-    """The embedded defaults with the manual clock and a fast embedder."""
+    """The embedded defaults with a fast embedder."""
     chosen = dict(MemoryConfig().plugins)
-    chosen["clock"] = PluginChoice(name="manual")
     chosen["embedding_provider"] = PluginChoice(name=embedder)
     chosen.update(plugins or {})
     return MemoryConfig(settings=MemorySettings(**settings), plugins=chosen)
 
 
-def world_registry(clock: ManualClock) -> PluginRegistry:
-    return load_plugins(
-        strict=True, plugins=[ManualClockPlugin(clock)], distributions={"agent-memory"}
-    ).registry
+def world_registry() -> PluginRegistry:
+    """The first-party plugins only: an installed third-party plugin cannot change a test."""
+    return load_plugins(strict=True, distributions={"agent-memory"}).registry
 
 
 def make_memory(
@@ -50,7 +36,16 @@ def make_memory(
     tape: object | None = None,
     embedder: str = "hashing",
     plugins: dict[str, PluginChoice] | None = None,
+    overrides: PortOverrides | None = None,
     **settings: Any,
 ) -> MemoryService:
+    """`open_memory` on `tmp_path`, the test's clock and doubles handed in directly."""
     config = world_config(embedder=embedder, plugins=plugins, **settings)
-    return open_memory(tmp_path / "data", config=config, tape=tape, registry=world_registry(clock))
+    return open_memory(
+        tmp_path / "data",
+        config=config,
+        tape=tape,
+        clock=clock,
+        overrides=overrides,
+        registry=world_registry(),
+    )

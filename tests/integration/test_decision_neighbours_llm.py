@@ -12,9 +12,8 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
-from memory_world import ManualClockPlugin
+from memory_world import make_memory
 
 from memory_adapters.tapes import InMemoryTape
 from memory_contracts.fake_providers import ScriptedTextProvider
@@ -22,24 +21,9 @@ from memory_contracts.fakes import ManualClock
 from memory_core.domain.scope import Scope
 from memory_core.services.service import MemoryService
 from memory_core.services.write.ingestion.types import TurnOutcome, TurnStatus
-from memory_plugins import hookimpl
-from memory_plugins.bootstrap import open_memory
-from memory_plugins.config import MemoryConfig, PluginChoice
-from memory_plugins.loader import load_plugins
 
 A = "agent-a"
 MERGED = "The user prefers concise answers with code examples in Python."
-
-
-class ScriptedTextPlugin:
-    """Registers the test's scripted provider as the "scripted" text provider."""
-
-    def __init__(self, provider: ScriptedTextProvider) -> None:
-        self.provider = provider
-
-    @hookimpl
-    def agent_memory_register_text_providers(self, register: Any) -> None:
-        register("scripted", lambda context: self.provider, description="test script")
 
 
 # The model's answer: the candidate is a more precise version of its first neighbour.
@@ -57,18 +41,7 @@ def _memory(
 ) -> MemoryService:
     """The embedded default (rules extractor, SQLite, DuckDB, hashing embedder) plus the
     scripted text provider, which turns the decision step's llm mode on."""
-    plugins = dict(MemoryConfig().plugins)
-    plugins["clock"] = PluginChoice(name="manual")
-    plugins["embedding_provider"] = PluginChoice(name="hashing")
-    plugins["text_provider"] = PluginChoice(name="scripted")
-    registry = load_plugins(
-        strict=True,
-        plugins=[ManualClockPlugin(clock), ScriptedTextPlugin(text)],
-        distributions={"agent-memory"},
-    ).registry
-    return open_memory(
-        tmp_path / "data", config=MemoryConfig(plugins=plugins), tape=tape, registry=registry
-    )
+    return make_memory(tmp_path, clock, tape=tape, overrides={"text_provider": text})
 
 
 def test_an_extracted_preference_updates_its_neighbour_through_the_model(

@@ -14,7 +14,6 @@ from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.ports.tape import EntryRole
 from memory_core.services.write.ingestion.service import (
     IngestionOutcome,
-    IngestionPolicy,
     SessionKind,
     TurnOutcome,
     TurnStatus,
@@ -174,7 +173,7 @@ def test_below_threshold_turns_wait_for_more_conversation(tmp_path: Path) -> Non
         assert report.outcome is IngestionOutcome.COMPLETED  # 6 messages since the cursor
         assert harness.cursors.get("s1") == 10
 
-    harness = make_harness(tmp_path, policy=IngestionPolicy())
+    harness = make_harness(tmp_path)
     try:
         asyncio.run(scenario(harness))
     finally:

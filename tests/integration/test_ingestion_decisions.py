@@ -24,6 +24,7 @@ from memory_core.ports.claims import DerivationKind
 from memory_core.ports.extraction import CandidateClaim, DirectiveSuggestion, ExtractionResult
 from memory_core.services.providers.gateway.service import ProviderGateway
 from memory_core.services.write.decision.service import DecisionService, WriteContext, WriteReport
+from memory_core.settings import MemorySettings
 
 AGENT = "agent-1"
 NOW = datetime(2026, 3, 10, 12, tzinfo=UTC)
@@ -115,7 +116,11 @@ def test_exact_replay_is_a_duplicate_not_a_second_row(
 ) -> None:
     """§7.4: a provenance hit on a live row is a no-op duplicate."""
     existing = _seed(store, "The user likes tea.")
-    report = _decide(DecisionService(store), clock, CandidateClaim(content=" The user  likes tea."))
+    report = _decide(
+        DecisionService(store, settings=MemorySettings()),
+        clock,
+        CandidateClaim(content=" The user  likes tea."),
+    )
     assert report.stored_ids == () and report.duplicate_ids == (existing.id,)
     assert len(store.list_claims(AGENT)) == 1
 
@@ -127,7 +132,11 @@ def test_forgotten_claim_is_suppressed_inside_the_insert(
     decision step only reports it."""
     forgotten = _seed(store, "The user likes tea.")
     store.delete(AGENT, forgotten.id, now=NOW)
-    report = _decide(DecisionService(store), clock, CandidateClaim(content="The user likes tea."))
+    report = _decide(
+        DecisionService(store, settings=MemorySettings()),
+        clock,
+        CandidateClaim(content="The user likes tea."),
+    )
     assert report.suppressed == 1 and report.stored_ids == ()
     assert store.list_claims(AGENT) == []
 
@@ -140,7 +149,7 @@ def test_slot_supersedes_only_within_its_scope(store: ApswClaimStore, clock: Man
         store, "The user lives in Rome.", slot="user.home_city", scope=Scope.session("s9")
     )
     report = _decide(
-        DecisionService(store),
+        DecisionService(store, settings=MemorySettings()),
         clock,
         CandidateClaim(content="The user lives in Berlin.", slot="user.home_city"),
     )
@@ -159,7 +168,7 @@ def test_same_content_in_another_scope_is_independent(
     """R-SCOPE-3: the same text may live in two scopes; neither is a duplicate of the other."""
     _seed(store, "The user likes tea.")
     report = _decide(
-        DecisionService(store),
+        DecisionService(store, settings=MemorySettings()),
         clock,
         CandidateClaim(content="The user likes tea."),
         scope=Scope.session("s1"),
@@ -173,7 +182,7 @@ def test_a_secret_candidate_is_rejected_without_failing_the_batch(
     """R-PRIV-1, R-TIME-4 spirit: one refused candidate never loses the others."""
     leaked = "The user's key is sk-proj-Zq8xV3nL5tR7wY9aB2cD4eF6gH8jK0mN1pQ3"
     report = _decide(
-        DecisionService(store),
+        DecisionService(store, settings=MemorySettings()),
         clock,
         CandidateClaim(content="The user likes tea."),
         CandidateClaim(content=leaked),
@@ -188,8 +197,12 @@ def test_suggestions_become_drafts_once(store: ApswClaimStore, clock: ManualCloc
     suggestion = DirectiveSuggestion(
         kind=DirectiveKind.SUPPRESS_TOPIC, content="Do not bring up divorce.", topic="divorce"
     )
-    first = _decide(DecisionService(store), clock, suggestions=[suggestion])
-    again = _decide(DecisionService(store), clock, suggestions=[suggestion])
+    first = _decide(
+        DecisionService(store, settings=MemorySettings()), clock, suggestions=[suggestion]
+    )
+    again = _decide(
+        DecisionService(store, settings=MemorySettings()), clock, suggestions=[suggestion]
+    )
     assert len(first.directive_drafts) == 1 and again.directive_drafts == ()
     (directive,) = store.list_directives(AGENT)
     assert directive.status is DirectiveStatus.DRAFT
@@ -200,7 +213,7 @@ def test_report_payload_holds_ids_and_counts_only(
 ) -> None:
     """R-FORGET-1 spirit: what the write step reports (anchors, audit) carries no content."""
     report = _decide(
-        DecisionService(store),
+        DecisionService(store, settings=MemorySettings()),
         clock,
         CandidateClaim(content="The user likes tea."),
         CandidateClaim(content="x" * 2_001),
@@ -219,7 +232,10 @@ def _llm(
     provider = ScriptedTextProvider(answers)  # type: ignore[arg-type]
     neighbours = SloppyNeighbours(store)
     service = DecisionService(
-        store, gateway=ProviderGateway(clock=clock, text=provider), neighbours=neighbours
+        store,
+        gateway=ProviderGateway(clock=clock, text=provider, settings=MemorySettings()),
+        neighbours=neighbours,
+        settings=MemorySettings(),
     )
     return service, provider, neighbours
 
@@ -339,7 +355,7 @@ def test_returning_to_a_retired_value_revives_it(store: ApswClaimStore, clock: M
     """R-LINEAGE-1, R-SCOPE-3: Paris → Berlin → Paris. The retired Paris row is revived in
     the same supersede transaction that retires Berlin; lineage reads both ways and no
     second Paris row exists."""
-    service = DecisionService(store)
+    service = DecisionService(store, settings=MemorySettings())
     paris = CandidateClaim(content="The user lives in Paris.", slot="user.home_city")
     berlin = CandidateClaim(content="The user lives in Berlin.", slot="user.home_city")
     (paris_id,) = _decide(service, clock, paris).stored_ids
@@ -395,7 +411,7 @@ def test_returning_to_an_archived_value_keeps_the_current_one(
 ) -> None:
     """R-FORGET-2: the user archived Paris; extraction hearing Paris again neither revives
     it nor retires Berlin."""
-    service = DecisionService(store)
+    service = DecisionService(store, settings=MemorySettings())
     paris = CandidateClaim(content="The user lives in Paris.", slot="user.home_city")
     (paris_id,) = _decide(service, clock, paris).stored_ids
     _decide(
@@ -413,7 +429,7 @@ def test_saying_the_current_value_again_changes_nothing(
 ) -> None:
     """§7.4: a slotted candidate equal to the slot's live value is a duplicate, not a
     supersede of a claim by itself."""
-    service = DecisionService(store)
+    service = DecisionService(store, settings=MemorySettings())
     berlin = CandidateClaim(content="The user lives in Berlin.", slot="user.home_city")
     (berlin_id,) = _decide(service, clock, berlin).stored_ids
     before = store.get(AGENT, berlin_id)
@@ -427,7 +443,7 @@ def test_stray_holders_newer_than_the_revived_value_are_retired_too(
 ) -> None:
     """R-LINEAGE-1: two live holders of one slot (written around the decision step) are
     both retired in favour of the value the user returned to."""
-    service = DecisionService(store)
+    service = DecisionService(store, settings=MemorySettings())
     paris = CandidateClaim(content="The user lives in Paris.", slot="user.home_city")
     (paris_id,) = _decide(service, clock, paris).stored_ids
     clock.advance(60)
@@ -467,7 +483,7 @@ def test_a_slot_holder_behind_ten_thousand_newer_rows_is_still_retired(
         now=NOW,
     )
     report = _decide(
-        DecisionService(store),
+        DecisionService(store, settings=MemorySettings()),
         clock,
         CandidateClaim(content="The user lives in Berlin.", slot="user.home_city"),
     )

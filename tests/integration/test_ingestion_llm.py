@@ -14,7 +14,6 @@ from memory_adapters.extractors import LLMExtractor
 from memory_contracts.fake_providers import STALL, ScriptedTextProvider, clock_step
 from memory_core.services.write.ingestion.service import (
     IngestionOutcome,
-    IngestionPolicy,
     TurnOutcome,
     TurnStatus,
 )
@@ -34,7 +33,7 @@ def harness(tmp_path: Path, provider: ScriptedTextProvider) -> Iterator[Harness]
     built = make_harness(
         tmp_path,
         extractor=LLMExtractor(provider),
-        policy=IngestionPolicy(extraction_seconds=30),
+        extraction_seconds=30,
     )
     yield built
     built.close()

@@ -13,8 +13,7 @@ from memory_adapters.tapes.memory import InMemoryTape
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.errors import StoreError
 from memory_core.ports.tape import ProjectionRange
-from memory_core.services.write.chunking import ChunkLimits
-from memory_core.services.write.ingestion.service import IngestionOutcome, IngestionPolicy
+from memory_core.services.write.ingestion.service import IngestionOutcome
 
 
 class BrokenProjectionTape(InMemoryTape):
@@ -56,9 +55,7 @@ def tape() -> BrokenProjectionTape:
 
 @pytest.fixture
 def harness(tmp_path: Path, tape: BrokenProjectionTape) -> Iterator[Harness]:
-    built = make_harness(
-        tmp_path, tape=tape, policy=IngestionPolicy(projection_cooldown_seconds=30)
-    )
+    built = make_harness(tmp_path, tape=tape, projection_cooldown_seconds=30)
     yield built
     built.close()
 
@@ -159,9 +156,9 @@ def test_long_ranges_continue_on_the_same_chain_in_budgeted_passes(tmp_path: Pat
 
     harness = make_harness(
         tmp_path,
-        policy=IngestionPolicy(
-            max_chunks_per_pass=2, chunk_limits=ChunkLimits(max_tokens=64, max_code_points=256)
-        ),
+        ingestion_max_chunks_per_pass=2,
+        extraction_chunk_tokens=64,
+        extraction_chunk_code_points=256,
     )
     try:
         asyncio.run(scenario(harness))

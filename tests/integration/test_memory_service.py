@@ -246,7 +246,7 @@ def test_opening_resumes_a_clear_a_crash_interrupted(tmp_path: Path, clock: Manu
         assert reopened.store.pending_clears() != []
         await reopened.aclose()
         resumed = await open_memory_async(
-            tmp_path / "data", config=world_config(), registry=world_registry(clock)
+            tmp_path / "data", config=world_config(), clock=clock, registry=world_registry()
         )
         assert resumed.store.pending_clears() == []
         assert resumed.store.list_claims(A) == []

@@ -184,10 +184,10 @@ def test_data_dir_precedence_is_flag_then_env_then_config_then_default(tmp_path)
     from_config = MemoryConfig(data_dir=tmp_path / "from-config")
     env = {"AGENT_MEMORY_HOME": str(tmp_path / "from-env")}
 
-    assert _context(["--data-dir", "flag"], env, from_config).data_dir == Path("flag")
+    assert _context(["--data-dir", "flag"], env, from_config).data_dir == Path.cwd() / "flag"
     assert _context([], env, from_config).data_dir == tmp_path / "from-env"
     assert _context([], {}, from_config).data_dir == tmp_path / "from-config"
-    assert _context([], {}, MemoryConfig()).data_dir == Path(".agent-memory")
+    assert _context([], {}, MemoryConfig()).data_dir == Path.cwd() / ".agent-memory"
 
 
 def test_text_table_is_aligned_and_empty_tables_say_so():

@@ -36,6 +36,7 @@ from memory_adapters.postgres_store.audit import prune
 from memory_adapters.postgres_store.claim_schema import COMPONENT, MIGRATIONS, OPTIONAL_EXTENSIONS
 from memory_adapters.postgres_store.connection import ConnectionSettings, agent_lock_key, connect
 from memory_adapters.postgres_store.errors import translate_errors
+from memory_adapters.postgres_store.interrupt import StatementGate
 from memory_adapters.postgres_store.migrations import migrate
 from memory_core.domain.claims import Claim, ClaimDraft, EmbeddingIdentity, WriteOrigin
 from memory_core.domain.directives import Directive, DirectiveKind, DirectiveStatus
@@ -88,6 +89,7 @@ class PostgresClaimStore:
         self._vacuum = vacuum_after_forget
         self._new_id = id_factory
         self._on_close = on_close
+        self._gate = StatementGate(cancel_timeout_s=settings.connect_timeout_s)
         self._conn: psycopg.Connection | None = connect(settings)
         try:
             self.extensions = migrate(
@@ -117,7 +119,7 @@ class PostgresClaimStore:
     def _write(self, *agent_ids: str) -> Iterator[psycopg.Connection]:
         """One transaction holding the owners' advisory locks (sorted: no lock cycles)."""
         conn = self._open()
-        with translate_errors("claim store write"), conn.transaction():
+        with self._gate.held(), translate_errors("claim store write"), conn.transaction():
             for agent_id in sorted(set(agent_ids)):
                 conn.execute(
                     "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
@@ -128,8 +130,14 @@ class PostgresClaimStore:
     @contextlib.contextmanager
     def _read(self) -> Iterator[psycopg.Connection]:
         conn = self._open()
-        with translate_errors("claim store read"):
+        with self._gate.held(), translate_errors("claim store read"):
             yield conn
+
+    def interrupt(self, thread_id: int) -> None:
+        """Cancel the statement `thread_id` runs here, if it still does (read offload)."""
+        conn = self._conn
+        if conn is not None:
+            self._gate.interrupt(conn, thread_id)
 
     def _claim_id(self) -> str:
         return self._new_id("mem")
@@ -471,7 +479,8 @@ class PostgresClaimStore:
         if conn is None:
             return
         try:
-            conn.close()
+            with self._gate.held():  # not under a call still running on another thread
+                conn.close()
         finally:
             if self._on_close is not None:
                 callback, self._on_close = self._on_close, None

@@ -53,8 +53,7 @@ class _Circuit:
 class CircuitBreakers:
     """All breakers of one gateway: one circuit per agent, keyed to its current identity."""
 
-    def __init__(self, clock: InfraClock, settings: MemorySettings | None = None) -> None:
-        settings = settings or MemorySettings()
+    def __init__(self, clock: InfraClock, settings: MemorySettings) -> None:
         self._clock = clock
         self._threshold = settings.breaker_failure_threshold
         self._window = settings.breaker_window_seconds

@@ -34,8 +34,7 @@ class LatencyProfile:
 class AdaptiveDeadlines:
     """Deadline budgets (milliseconds) for query embeddings, one profile per (provider, model)."""
 
-    def __init__(self, settings: MemorySettings | None = None) -> None:
-        settings = settings or MemorySettings()
+    def __init__(self, settings: MemorySettings) -> None:
         self._floor = settings.query_deadline_floor_ms
         self._ceiling = settings.query_deadline_ceiling_ms
         self._alpha = settings.latency_smoothing

@@ -267,11 +267,10 @@ def _recall_order(recalled: Iterable[RecalledMemory]) -> list[RecalledMemory]:
 def assemble(
     request: ContributionRequest,
     *,
-    settings: MemorySettings | None = None,
-    policy: AllocationPolicy | None = None,
+    settings: MemorySettings,
+    policy: AllocationPolicy | None = None,  # None: AllocationPolicy.from_settings(settings)
 ) -> Contribution:
     """Render one turn's contribution and its manifest within `request.total_budget`."""
-    settings = settings or MemorySettings()
     policy = policy or AllocationPolicy.from_settings(settings)
     total = request.total_budget
     directive_text, directive_manifest = _render_directives(

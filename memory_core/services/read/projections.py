@@ -44,13 +44,11 @@ from memory_core.domain.tokens import estimate_tokens
 
 __all__ = [
     "PROJECTED_KINDS",
-    "WORKING_PROJECTION_BUDGET",
     "ProjectionEntry",
     "WorkingProjection",
     "project_working",
 ]
 
-WORKING_PROJECTION_BUDGET = 400
 PROJECTED_KINDS = frozenset({ClaimKind.SEMANTIC, ClaimKind.EPISODIC, ClaimKind.REFLECTION})
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Statuses whose time lies behind them: shown latest first, unlike upcoming ones.
@@ -142,12 +140,11 @@ def project_working(
     claims: Iterable[Claim],
     *,
     now: datetime,
-    budget_tokens: int = WORKING_PROJECTION_BUDGET,
-    policy: TemporalPolicy | None = None,
+    budget_tokens: int,
+    policy: TemporalPolicy,
 ) -> WorkingProjection:
     """Render the working projection of `claims` at `now` within `budget_tokens`."""
     now = require_utc(now, "now")
-    policy = policy or TemporalPolicy()
     # Only what the projection may show; the store should already have filtered (R-MAINT-3).
     candidates = [
         claim

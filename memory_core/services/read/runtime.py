@@ -29,7 +29,7 @@ from memory_core.domain.directives import (
     DirectiveStatus,
     match_text,
 )
-from memory_core.domain.errors import AgentMemoryError
+from memory_core.domain.errors import AgentMemoryError, DeadlineExceeded, StoreError
 from memory_core.domain.manifest import (
     Degradation,
     DroppedItem,
@@ -37,12 +37,15 @@ from memory_core.domain.manifest import (
     SelectionManifest,
 )
 from memory_core.domain.scope import ScopeContext, ScopeFilter
+from memory_core.domain.temporal_policy import TemporalPolicy
+from memory_core.ports.blocking import BlockingCalls
 from memory_core.ports.claims import ClaimStore
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.scheduler import TaskScheduler
 from memory_core.ports.tape import Anchor, AnchorKind, TapeAnchorWriter
 from memory_core.services.read.contribution import ContributionRequest, RecalledMemory, assemble
 from memory_core.services.read.projections import project_working
+from memory_core.services.read.retrieval.failures import store_degradation
 from memory_core.services.read.retrieval.service import (
     RetrievalDiagnostics,
     RetrievalPurpose,
@@ -58,8 +61,6 @@ __all__ = ["ContributionOutcome", "MemoryRuntime", "TurnContribution", "place"]
 log = logging.getLogger(__name__)
 
 _JOIN = "\n\n"
-_REUSE_CACHE_TURNS = 128  # per session; enough for retries and refreshes of recent turns
-_WORKING_SOURCE_LIMIT = 200  # newest agent-scope claims the working projection considers
 
 
 class ContributionOutcome(StrEnum):
@@ -140,6 +141,7 @@ class MemoryRuntime:
         anchors: TapeAnchorWriter | None,
         domain_clock: DomainClock,
         infra_clock: InfraClock,
+        calls: BlockingCalls,
         settings: MemorySettings,
         scheduler: TaskScheduler | None = None,
         ingestion: IngestionRuntime | None = None,
@@ -152,6 +154,7 @@ class MemoryRuntime:
         self._anchors = anchors
         self._clock = domain_clock
         self._infra = infra_clock
+        self._calls = calls  # the turn's store calls, off the loop for a networked store
         self._settings = settings
         self._turns: OrderedDict[str, TurnContribution] = OrderedDict()
         self._ingestion = ingestion
@@ -237,7 +240,8 @@ class MemoryRuntime:
                 "prepare_turn failed open for agent %s: %s", self.agent_id, type(exc).__name__
             )
             return TurnContribution.empty(ContributionOutcome.FAILED_OPEN, (Degradation.UNKNOWN,))
-        self._remember(message_id, turn)
+        if turn.outcome is not ContributionOutcome.FAILED_OPEN:  # a retry tries again
+            self._remember(message_id, turn)
         return turn
 
     async def _assemble(
@@ -260,18 +264,41 @@ class MemoryRuntime:
             deadline=deadline,
             cancel=cancel,
         )
-        directives = self._store.list_directives(self.agent_id, status=DirectiveStatus.ACTIVE)
+        try:
+            directives = await self._calls.run(
+                lambda: self._store.list_directives(self.agent_id, status=DirectiveStatus.ACTIVE),
+                deadline=deadline,
+                cancel=cancel,
+            )
+            newest = await self._calls.run(
+                lambda: self._store.list_claims(
+                    self.agent_id,
+                    scope_filter=ScopeFilter.agent_only(),
+                    limit=self._settings.working_source_limit,
+                ),
+                deadline=deadline,
+                cancel=cancel,
+            )
+        except (DeadlineExceeded, StoreError) as exc:
+            # Without the directives nothing can be shown safely: fail open, and say why
+            # (R-READ-1).
+            log.warning(
+                "turn store read failed for agent %s: %s", self.agent_id, type(exc).__name__
+            )
+            degradations = (*result.degradations, store_degradation(exc))
+            return TurnContribution.empty(
+                ContributionOutcome.FAILED_OPEN, tuple(dict.fromkeys(degradations))
+            )
         # A suppressed topic stays out of the whole contribution, working memory included,
         # not only out of recall (R-DIR-2).
         source, hidden = _without_suppressed(
-            self._store.list_claims(
-                self.agent_id, scope_filter=ScopeFilter.agent_only(), limit=_WORKING_SOURCE_LIMIT
-            ),
-            directives,
-            already=tuple(item.id for item in result.dropped),
+            newest, directives, already=tuple(item.id for item in result.dropped)
         )
         working = project_working(
-            source, now=now, budget_tokens=self._settings.working_ceiling_tokens
+            source,
+            now=now,
+            budget_tokens=self._settings.working_ceiling_tokens,
+            policy=TemporalPolicy.from_settings(self._settings),
         )
         in_working = {entry.id for entry in working.entries}
         # A fact already shown in working memory is not paid for twice.
@@ -309,7 +336,17 @@ class MemoryRuntime:
         selected = [item.id for item in manifest.selected]
         if selected:
             # Only ids that entered the prompt are counted (R-READ-7), once per message.
-            self._store.record_access(self.agent_id, selected, now=now)
+            try:
+                await self._calls.run(
+                    lambda: self._store.record_access(self.agent_id, selected, now=now),
+                    deadline=deadline,
+                    cancel=cancel,
+                )
+            except (DeadlineExceeded, StoreError) as exc:
+                # The contribution is ready: the turn keeps it, only the count is lost.
+                log.warning(
+                    "access accounting skipped for agent %s: %s", self.agent_id, type(exc).__name__
+                )
         anchor_id = await self._append_anchor(message_id, manifest, deadline, cancel)
         outcome = ContributionOutcome.ASSEMBLED if contribution.text else ContributionOutcome.EMPTY
         return TurnContribution(
@@ -350,5 +387,5 @@ class MemoryRuntime:
 
     def _remember(self, message_id: str, turn: TurnContribution) -> None:
         self._turns[message_id] = turn
-        while len(self._turns) > _REUSE_CACHE_TURNS:
+        while len(self._turns) > self._settings.turn_cache_turns:
             self._turns.popitem(last=False)

@@ -357,7 +357,7 @@ def rank_candidates(
     candidates: Iterable[Candidate],
     *,
     now: datetime,
-    policy: ScoringPolicy | None = None,
+    policy: ScoringPolicy,
     mode: TemporalMode = TemporalMode.CURRENT,
     top_k: int | None = None,
 ) -> Ranking:
@@ -368,7 +368,6 @@ def rank_candidates(
     simply not recalled).
     """
     now = require_utc(now, "now")
-    policy = policy or ScoringPolicy()
     scored: list[ScoredItem] = []
     dropped: list[DroppedItem] = []
     for candidate in sorted(_merge_duplicate_ids(candidates), key=lambda c: c.claim.id):

@@ -29,7 +29,7 @@ import attrs
 from memory_core.domain.errors import ValidationError
 from memory_core.domain.tokens import is_cjk_like
 from memory_core.ports.tape import EntryKind, EntryRole, EntryStatus, TapeEntry
-from memory_core.settings import MemorySettings
+from memory_core.settings import CHUNK_MIN_CODE_POINTS, CHUNK_MIN_TOKENS, MemorySettings
 
 __all__ = [
     "LABELS",
@@ -43,9 +43,6 @@ __all__ = [
 
 LABELS: dict[EntryRole, str] = {EntryRole.USER: "User", EntryRole.ASSISTANT: "Assistant"}
 SEPARATOR = "\n\n"
-# Smallest limits that always leave room for a label, a fragment number and one CJK character.
-MIN_TOKENS = 16
-MIN_CODE_POINTS = 64
 # A whitespace cut is taken only in the back half of the window, so fragments stay large.
 _WHITESPACE_WINDOW = 0.5
 _JOINERS = frozenset("\u200c\u200d")
@@ -59,10 +56,10 @@ class ChunkLimits:
     max_code_points: int = attrs.field(validator=attrs.validators.instance_of(int))
 
     def __attrs_post_init__(self) -> None:
-        if self.max_tokens < MIN_TOKENS:
-            raise ValidationError("max_tokens", f"must be >= {MIN_TOKENS}")
-        if self.max_code_points < MIN_CODE_POINTS:
-            raise ValidationError("max_code_points", f"must be >= {MIN_CODE_POINTS}")
+        if self.max_tokens < CHUNK_MIN_TOKENS:
+            raise ValidationError("max_tokens", f"must be >= {CHUNK_MIN_TOKENS}")
+        if self.max_code_points < CHUNK_MIN_CODE_POINTS:
+            raise ValidationError("max_code_points", f"must be >= {CHUNK_MIN_CODE_POINTS}")
 
     @classmethod
     def from_settings(cls, settings: MemorySettings) -> ChunkLimits:
@@ -127,12 +124,9 @@ def is_extractable(entry: TapeEntry) -> bool:
     )
 
 
-def chunk_messages(
-    entries: Iterable[TapeEntry], limits: ChunkLimits | None = None
-) -> tuple[Chunk, ...]:
-    """Pack `entries` (one session, order_seq ascending) into chunks within `limits`
-    (default: the settings' defaults). Nothing extractable yields no chunk."""
-    limits = limits or ChunkLimits.from_settings(MemorySettings())
+def chunk_messages(entries: Iterable[TapeEntry], limits: ChunkLimits) -> tuple[Chunk, ...]:
+    """Pack `entries` (one session, order_seq ascending) into chunks within `limits`.
+    Nothing extractable yields no chunk."""
     builder = _Builder(limits)
     previous: TapeEntry | None = None
     for entry in entries:

@@ -155,7 +155,8 @@ def agent_memory_register_claim_stores(register: Register) -> None:
         _make_claim_store,
         description="PostgreSQL: claims, trigram substring search, tombstones, directives, "
         "clear jobs; shared by many processes (the postgres extra).",
-        capabilities=("fts", "directives", "clear-jobs", "shared"),
+        # networked: its calls wait on a server, so the read path runs them off the loop.
+        capabilities=("fts", "directives", "clear-jobs", "shared", "networked"),
     )
 
 

@@ -10,12 +10,10 @@ from pathlib import Path
 
 from memory_plugins.cli.output import Output
 from memory_plugins.config import MemoryConfig
+from memory_plugins.data_dir import DATA_DIR_ENV, DEFAULT_DATA_DIR, resolve_data_dir
 from memory_plugins.loader import LoadResult, load_plugins
 
 __all__ = ["DATA_DIR_ENV", "DEFAULT_DATA_DIR", "CommandContext"]
-
-DATA_DIR_ENV = "AGENT_MEMORY_HOME"
-DEFAULT_DATA_DIR = Path(".agent-memory")
 
 
 class CommandContext:
@@ -37,15 +35,10 @@ class CommandContext:
     @cached_property
     def data_dir(self) -> Path:
         """`--data-dir`, else $AGENT_MEMORY_HOME, else the config's `data_dir`, else
-        `./.agent-memory`. Not created here: commands that write create it."""
-        if getattr(self.args, "data_dir", None) is not None:
-            return Path(self.args.data_dir).expanduser()
-        from_env = self._environ.get(DATA_DIR_ENV)
-        if from_env:
-            return Path(from_env).expanduser()
-        if self.config.data_dir is not None:
-            return self.config.data_dir
-        return DEFAULT_DATA_DIR
+        `./.agent-memory` — resolved as `open_memory` resolves it. Not created here."""
+        return resolve_data_dir(
+            getattr(self.args, "data_dir", None), self.config.data_dir, environ=self._environ
+        )
 
     @cached_property
     def plugins(self) -> LoadResult:

@@ -35,7 +35,7 @@ from memory_plugins.cli.ingest_cmd import (
 from memory_plugins.config import MemoryConfig, PluginChoice
 from memory_plugins.context import FactoryContext
 from memory_plugins.demo import scenario
-from memory_plugins.demo.clock import DEMO_CLOCK, DemoClock, DemoClockPlugin
+from memory_plugins.demo.clock import DemoClock
 from memory_plugins.loader import load_plugins
 
 __all__ = ["DemoResult", "DemoTurn", "ForgetStep", "PrivacyCheck", "SessionRun", "run_demo"]
@@ -115,11 +115,10 @@ async def run_demo(
     if kept and root.exists() and any(root.iterdir()):
         raise ValidationError("--data-dir", f"{root} is not empty: the demo needs a new directory")
     clock = DemoClock(scenario.SESSION_DATES[scenario.REPLAY_SOURCE], scenario.TIMEZONE)
-    registry = load_plugins(strict=strict_plugins, plugins=[DemoClockPlugin(clock)]).registry
-    plugins = {**config.plugins, "clock": PluginChoice(name=DEMO_CLOCK)}
+    registry = load_plugins(strict=strict_plugins).registry
     if embedder is not None:
-        plugins["embedding_provider"] = PluginChoice(name=embedder)
-    config = attrs.evolve(config, plugins=plugins)
+        plugins = {**config.plugins, "embedding_provider": PluginChoice(name=embedder)}
+        config = attrs.evolve(config, plugins=plugins)
     try:
         context = FactoryContext(data_dir=root, settings=config.settings)
         tape = registry.create_tape("memory", context)
@@ -127,7 +126,9 @@ async def run_demo(
         assert policy_choice is not None
         policy = registry.create_secret_policy(policy_choice.name, context)
         log = ExtractLog(tape)
-        memory = await open_memory_async(root, config=config, tape=log, registry=registry)
+        memory = await open_memory_async(
+            root, config=config, tape=log, clock=clock, registry=registry
+        )
         try:
             result = await _story(memory, tape, log, clock)
         finally:

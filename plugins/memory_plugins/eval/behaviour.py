@@ -262,6 +262,7 @@ class _ScenarioRun:
             anchors=None,
             domain_clock=self.memory.clock,
             infra_clock=self.memory.clock,
+            calls=service.retrieval.calls,
             settings=_recall_lane(service.settings),
         )
 

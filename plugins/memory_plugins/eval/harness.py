@@ -4,7 +4,7 @@ Every evaluation runs the product, not a model of it: `open_memory` builds the s
 MemoryService a host gets (SQLite claim store with FTS5, DuckDB vectors, the chosen embedder
 behind the provider guard), with two differences, both stated in docs/evaluation.md:
 
-- business time comes from a fixed clock (`FixedClock`) registered as a plugin, so fixtures
+- business time comes from a fixed clock (`FixedClock`) handed to `open_memory`, so fixtures
   that speak in epoch milliseconds mean the same thing on every run; infrastructure time
   stays monotonic, because deadlines must still expire;
 - the query-embedding and turn deadlines are relaxed (`QUALITY_DEADLINES`): an evaluation
@@ -30,13 +30,11 @@ from memory_core.services.service import MemoryService
 from memory_core.settings import MemorySettings
 from memory_plugins.bootstrap import DISABLED, open_memory
 from memory_plugins.config import MemoryConfig, PluginChoice
-from memory_plugins.hookspecs import Register, hookimpl
 from memory_plugins.loader import load_plugins
 from memory_plugins.registry import PluginRegistry
 
 __all__ = [
     "DEFAULT_EMBEDDER",
-    "EVAL_CLOCK",
     "EVAL_EPOCH",
     "LEXICAL",
     "QUALITY_DEADLINES",
@@ -49,7 +47,6 @@ __all__ = [
     "eval_registry",
 ]
 
-EVAL_CLOCK = "eval-fixed-clock"
 DEFAULT_EMBEDDER = "local-minilm"
 LEXICAL = DISABLED  # the embedding family switched off: FTS-only recall
 # Business time of corpora that carry no clock of their own; rows are stored SEED_AGE before
@@ -90,25 +87,9 @@ class FixedClock:
             self._timezone = canonical_timezone(timezone, field="clock.timeZone")
 
 
-class _FixedClockPlugin:
-    """Registers the one `FixedClock` of an evaluation under `EVAL_CLOCK`."""
-
-    def __init__(self, clock: FixedClock) -> None:
-        self.clock = clock
-
-    @hookimpl
-    def agent_memory_register_clocks(self, register: Register) -> None:
-        register(
-            EVAL_CLOCK,
-            lambda _context: self.clock,
-            description="Evaluation clock: business time pinned to the fixture's clock.",
-            capabilities=("domain", "infra"),
-        )
-
-
-def eval_registry(clock: FixedClock, *, strict: bool = False) -> PluginRegistry:
-    """The installed plugins plus the evaluation clock."""
-    return load_plugins(strict=strict, plugins=[_FixedClockPlugin(clock)]).registry
+def eval_registry(*, strict: bool = False) -> PluginRegistry:
+    """The installed plugins, loaded once for every memory of one evaluation run."""
+    return load_plugins(strict=strict).registry
 
 
 def eval_config(
@@ -117,15 +98,14 @@ def eval_config(
     base: MemoryConfig | None = None,
     settings: Mapping[str, Any] | None = None,
 ) -> MemoryConfig:
-    """`base` (the user's config, or the defaults) with the evaluation clock, the embedder
-    `embedder` (`LEXICAL` for FTS only) and the quality deadlines.
+    """`base` (the user's config, or the defaults) with the embedder `embedder` (`LEXICAL`
+    for FTS only) and the quality deadlines; the clock is handed to `open_memory` directly.
 
     An embedder chosen in `base` under the same name keeps its options, so a user evaluates
     their own configured provider by naming it.
     """
     base = base or MemoryConfig()
     plugins = dict(base.plugins)
-    plugins["clock"] = PluginChoice(name=EVAL_CLOCK)
     current = base.choice("embedding_provider")
     if current is None or current.name != embedder:
         plugins["embedding_provider"] = PluginChoice(name=embedder)
@@ -174,10 +154,10 @@ async def eval_memory(
 ) -> AsyncIterator[EvalMemory]:
     """Open a fresh memory in a temporary directory; close and delete it on exit."""
     config = eval_config(embedder, base=base, settings=settings)
-    registry = registry or eval_registry(clock)
+    registry = registry or eval_registry()
     before = set(asyncio.all_tasks())
     with tempfile.TemporaryDirectory(prefix="agent-memory-eval-") as directory:
-        service = open_memory(directory, config=config, registry=registry)
+        service = open_memory(directory, config=config, clock=clock, registry=registry)
         try:
             yield EvalMemory(
                 service=service, clock=clock, settings=config.settings, data_dir=Path(directory)

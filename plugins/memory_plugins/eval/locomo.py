@@ -301,7 +301,7 @@ async def run_locomo(
     if not embedders:
         raise ValidationError("embedders", "name at least one embedder")
     clock = FixedClock(EVAL_EPOCH)
-    registry = eval_registry(clock)
+    registry = eval_registry()
     modes: list[LocomoScores] = []
     details: list[QuestionResult] = []
     skipped = turns = 0

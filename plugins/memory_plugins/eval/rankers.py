@@ -60,6 +60,7 @@ class Rankers:
             store=service.store,
             domain_clock=memory.clock,
             infra_clock=memory.clock,
+            calls=service.retrieval.calls,
             index=service.index,
             gateway=service.gateway,
             settings=memory.settings,
@@ -69,6 +70,7 @@ class Rankers:
             store=service.store,
             domain_clock=memory.clock,
             infra_clock=memory.clock,
+            calls=service.retrieval.calls,
             settings=memory.settings,
             scoring=self._scoring,
         )

@@ -324,7 +324,7 @@ async def run_retrieval(
     if not embedders:
         raise ValidationError("embedders", "name at least one embedder")
     clock = FixedClock(EVAL_EPOCH)
-    registry = eval_registry(clock)
+    registry = eval_registry()
     modes: list[ModeScores] = []
     details: list[QueryResult] = []
     policy: ScoringPolicy | None = None

@@ -73,7 +73,6 @@ __all__ = [
 T = TypeVar("T")
 
 WARMUP_TEXT = "memory warmup"
-_LATENCY_SAMPLES = 256
 
 
 def _require_call_args(deadline: object, cancel: object) -> None:
@@ -111,16 +110,13 @@ class ProviderGateway:
         clock: InfraClock,
         embedder: EmbeddingProvider | None = None,
         text: TextProvider | None = None,
-        settings: MemorySettings | None = None,
-        timeouts: PurposeTimeouts | None = None,
-        limits: CapacityLimits | None = None,
+        settings: MemorySettings,
     ) -> None:
-        settings = settings or MemorySettings()
         self._clock = clock
         self._embedder = embedder
         self._text = text
-        self._timeouts = timeouts or PurposeTimeouts()
-        self._limits = limits or CapacityLimits()
+        self._timeouts = PurposeTimeouts.from_settings(settings)
+        self._limits = CapacityLimits.from_settings(settings)
         self._max_query_code_points = settings.query_max_code_points
         self._batch_size = settings.embedding_batch_size
         self.deadlines = AdaptiveDeadlines(settings)
@@ -130,7 +126,7 @@ class ProviderGateway:
         self._slots_total = 0
         self._calls: dict[str, set[CancellationToken]] = {}
         self._counts: Counter[tuple[str, str]] = Counter()
-        self._latencies: deque[LatencySample] = deque(maxlen=_LATENCY_SAMPLES)
+        self._latencies: deque[LatencySample] = deque(maxlen=settings.latency_samples)
 
     @property
     def embedding_configured(self) -> bool:

@@ -7,6 +7,7 @@ from enum import StrEnum
 import attrs
 
 from memory_core.domain.claims import EmbeddingIdentity
+from memory_core.settings import MemorySettings
 
 __all__ = [
     "CapacityLimits",
@@ -37,18 +38,34 @@ class QueryDegradation(StrEnum):
 
 @attrs.frozen(kw_only=True)
 class PurposeTimeouts:
-    """Fixed deadlines (seconds) of the non-query purposes; the caller's may only shorten them."""
+    """Fixed deadlines (seconds) of the non-query purposes; the caller's may only shorten them.
+    Built from `MemorySettings`, which validates them."""
 
-    dimension_seconds: float = attrs.field(default=15.0, validator=attrs.validators.gt(0))
-    batch_seconds: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
-    warm_seconds: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
-    text_seconds: float = attrs.field(default=60.0, validator=attrs.validators.gt(0))
+    dimension_seconds: float
+    batch_seconds: float
+    warm_seconds: float
+    text_seconds: float
+
+    @classmethod
+    def from_settings(cls, settings: MemorySettings) -> PurposeTimeouts:
+        return cls(
+            dimension_seconds=settings.provider_dimension_seconds,
+            batch_seconds=settings.embedding_batch_seconds,
+            warm_seconds=settings.embedding_warm_seconds,
+            text_seconds=settings.text_call_seconds,
+        )
 
 
 @attrs.frozen(kw_only=True)
 class CapacityLimits:
-    per_key: int = attrs.field(default=2, validator=attrs.validators.gt(0))
-    total: int = attrs.field(default=64, validator=attrs.validators.gt(0))
+    """Provider calls in flight: per (agent, purpose, provider, model), and in all."""
+
+    per_key: int
+    total: int
+
+    @classmethod
+    def from_settings(cls, settings: MemorySettings) -> CapacityLimits:
+        return cls(per_key=settings.provider_calls_per_key, total=settings.provider_calls_total)
 
 
 @attrs.frozen(kw_only=True)

@@ -39,12 +39,14 @@ from memory_core.domain.manifest import Degradation, DroppedItem, StageTimings
 from memory_core.domain.provenance import query_hash
 from memory_core.domain.scope import ScopeFilter
 from memory_core.domain.temporal_policy import TemporalMode, assess
+from memory_core.ports.blocking import BlockingCalls
 from memory_core.ports.claims import ClaimStore, MatchMode
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.vectors import ReadyCertificate, VectorHit, VectorStoreCold
-from memory_core.services.providers.gateway.service import ProviderGateway, QueryDegradation
+from memory_core.services.providers.gateway.service import ProviderGateway
 from memory_core.services.read.keywords import search_terms
 from memory_core.services.read.lexical_rank import lexical_ranks
+from memory_core.services.read.retrieval.failures import QUERY_DEGRADATIONS, store_failure
 from memory_core.services.read.retrieval.types import (
     RetrievalDiagnostics,
     RetrievalOutcome,
@@ -74,8 +76,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_VECTOR_LIMIT_CAP = 400  # initial vector oversampling cap (100 × 4), before refills
-
 
 @attrs.define
 class _Source:
@@ -93,17 +93,21 @@ class RetrievalService:
         store: ClaimStore,
         domain_clock: DomainClock,
         infra_clock: InfraClock,
+        calls: BlockingCalls,
         index: VectorIndex | None = None,
         gateway: ProviderGateway | None = None,
-        settings: MemorySettings | None = None,
-        scoring: ScoringPolicy | None = None,
+        settings: MemorySettings,
+        scoring: ScoringPolicy | None = None,  # None: ScoringPolicy.from_settings(settings)
     ) -> None:
         self._store = store
         self._clock = domain_clock
         self._infra = infra_clock
+        # Every store call goes through it, under the caller's deadline: off the loop when
+        # the store waits on a network (R-READ-1).
+        self.calls = calls
         self._index = index
         self._gateway = gateway
-        self._settings = settings or MemorySettings()
+        self._settings = settings
         self._scoring = scoring or ScoringPolicy.from_settings(self._settings)
 
     async def retrieve(
@@ -150,27 +154,35 @@ class RetrievalService:
         if not request.query.strip():
             return finish(RetrievalOutcome.EMPTY_QUERY)
         scope_filter = request.scope_filter or ScopeFilter.from_context(request.context)
-        if any(job.agent_id == agent for job in self._store.pending_clears()):
-            # The store would answer with nothing anyway; say why (R-FORGET-3).
-            return finish(RetrievalOutcome.FENCED)
         try:
+            if await self.calls.run(
+                lambda: any(job.agent_id == agent for job in self._store.pending_clears()),
+                deadline=deadline,
+                cancel=cancel,
+            ):
+                # The store would answer with nothing anyway; say why (R-FORGET-3).
+                return finish(RetrievalOutcome.FENCED)
             directives = (
-                [
-                    d
-                    for d in self._store.list_directives(agent, status=DirectiveStatus.ACTIVE)
-                    if d.kind is DirectiveKind.SUPPRESS_TOPIC
-                ]
+                await self.calls.run(
+                    lambda: [
+                        d
+                        for d in self._store.list_directives(agent, status=DirectiveStatus.ACTIVE)
+                        if d.kind is DirectiveKind.SUPPRESS_TOPIC
+                    ],
+                    deadline=deadline,
+                    cancel=cancel,
+                )
                 if purpose.suppresses
                 else []
             )
-        except ClearInProgress:
-            return finish(RetrievalOutcome.FENCED)
+        except (ClearInProgress, OperationCancelled, DeadlineExceeded, StoreError) as exc:
+            return finish(store_failure(exc, agent, degradations))
 
         # Candidate depth: 2×top-K per source after filtering; deeper when filters will bite.
         candidate_limit = top_k * (4 if purpose.mode is TemporalMode.CURRENT or directives else 2)
         cap = self._settings.candidate_cap_per_source
         fts = _Source(limit=min(candidate_limit, cap))
-        vec = _Source(limit=min(_VECTOR_LIMIT_CAP, candidate_limit * 2, cap))
+        vec = _Source(limit=min(self._settings.vector_initial_limit, candidate_limit * 2, cap))
         query_vector = await self._query_vector(
             agent,
             request.query,
@@ -188,13 +200,15 @@ class RetrievalService:
         while True:
             try:
                 cancel.raise_if_cancelled()
-                fts_claims, fts_ranks = self._fts_candidates(
+                fts_claims, fts_ranks = await self._fts_candidates(
                     agent,
                     request.query,
                     terms=terms,
                     scope_filter=scope_filter,
                     source=fts,
                     match_mode=match_mode,
+                    deadline=deadline,
+                    cancel=cancel,
                 )
                 vector_claims = await self._vector_candidates(
                     agent,
@@ -207,14 +221,8 @@ class RetrievalService:
                     deadline=deadline,
                     cancel=cancel,
                 )
-            except ClearInProgress:
-                return finish(RetrievalOutcome.FENCED)
-            except OperationCancelled:
-                return finish(RetrievalOutcome.CANCELLED)
-            except StoreError as exc:
-                log.warning("retrieval store failure for agent %s: %s", agent, type(exc).__name__)
-                degradations.add(Degradation.STORE_ERROR)
-                return finish(RetrievalOutcome.FAILED)
+            except (ClearInProgress, OperationCancelled, DeadlineExceeded, StoreError) as exc:
+                return finish(store_failure(exc, agent, degradations))
             if vector_claims is None:  # the vector path just failed: continue on FTS alone
                 query_vector = None
                 vector_claims = []
@@ -244,14 +252,20 @@ class RetrievalService:
         timings["assembly"] = self._elapsed_ms(stage)
         if purpose is RetrievalPurpose.RECALL and ranking.items:
             # Only what the caller actually receives is counted, after suppression (R-DIR-2).
+            ids = [i.claim.id for i in ranking.items]
             try:
-                self._store.record_access(agent, [i.claim.id for i in ranking.items], now=now)
-            except StoreError as exc:
+                await self.calls.run(
+                    lambda: self._store.record_access(agent, ids, now=now),
+                    deadline=deadline,
+                    cancel=cancel,
+                )
+            except (StoreError, DeadlineExceeded, OperationCancelled) as exc:
+                # The caller still gets what was ranked; only the count is lost.
                 log.warning("access accounting skipped for agent %s: %s", agent, type(exc).__name__)
         return finish(RetrievalOutcome.COMPLETED, ranking.items, (*suppressed, *ranking.dropped))
 
     # --- sources ------------------------------------------------------------------------
-    def _fts_candidates(
+    async def _fts_candidates(
         self,
         agent: str,
         query: str,
@@ -260,17 +274,30 @@ class RetrievalService:
         scope_filter: ScopeFilter,
         source: _Source,
         match_mode: MatchMode,
+        deadline: Deadline,
+        cancel: CancellationToken,
     ) -> tuple[list[Claim], dict[str, int]]:
         """Re-validated FTS claims in index order, and each one's lexical rank."""
         if not terms:
             return [], {}
-        hits = self._store.search_fts(
-            agent, terms, scope_filter=scope_filter, limit=source.limit, match_mode=match_mode
+        limit = source.limit
+        hits = await self.calls.run(
+            lambda: self._store.search_fts(
+                agent, terms, scope_filter=scope_filter, limit=limit, match_mode=match_mode
+            ),
+            deadline=deadline,
+            cancel=cancel,
         )
         source.returned = len(hits)
         source.saturated = len(hits) >= source.limit
         ids = [hit.claim_id for hit in hits]
-        claims = list(self._store.list_applicable_by_ids(agent, ids, scope_filter=scope_filter))
+        claims = list(
+            await self.calls.run(
+                lambda: self._store.list_applicable_by_ids(agent, ids, scope_filter=scope_filter),
+                deadline=deadline,
+                cancel=cancel,
+            )
+        )
         scores = {hit.claim_id: hit.rank for hit in hits}
         return lexical_ranks(query, claims, scores)
 
@@ -301,7 +328,7 @@ class RetrievalService:
         )
         timings["query_embedding"] = self._elapsed_ms(stage)
         if embedding.vector is None:
-            degradations.add(_QUERY_DEGRADATIONS.get(embedding.degradation, Degradation.UNKNOWN))
+            degradations.add(QUERY_DEGRADATIONS.get(embedding.degradation, Degradation.UNKNOWN))
             return None
         return embedding.vector
 
@@ -361,8 +388,13 @@ class RetrievalService:
         source.saturated = len(hits) >= source.limit and len(kept) == len(hits)
         identity = certificate.identity
         stage = self._infra.monotonic()
-        claims = self._store.list_applicable_by_ids(
-            agent, [hit.claim_id for hit in kept], scope_filter=scope_filter, embedding=identity
+        ids = [hit.claim_id for hit in kept]
+        claims = await self.calls.run(
+            lambda: self._store.list_applicable_by_ids(
+                agent, ids, scope_filter=scope_filter, embedding=identity
+            ),
+            deadline=deadline,
+            cancel=cancel,
         )
         timings["revalidation"] = timings.get("revalidation", 0.0) + self._elapsed_ms(stage)
         similarity = {hit.claim_id: hit.similarity for hit in kept}
@@ -383,11 +415,3 @@ class RetrievalService:
 
     def _elapsed_ms(self, since: float) -> float:
         return max(0.0, 1000.0 * (self._infra.monotonic() - since))
-
-
-_QUERY_DEGRADATIONS = {
-    QueryDegradation.TIMEOUT: Degradation.EMBEDDING_TIMEOUT,
-    QueryDegradation.ERROR: Degradation.EMBEDDING_ERROR,
-    QueryDegradation.CIRCUIT_OPEN: Degradation.EMBEDDING_CIRCUIT_OPEN,
-    QueryDegradation.CANCELLED: Degradation.UNKNOWN,
-}

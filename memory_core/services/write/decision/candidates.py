@@ -26,7 +26,6 @@ from memory_core.domain.provenance import canonical_content
 from memory_core.domain.scope import Scope
 from memory_core.domain.temporal import TemporalMetadata
 from memory_core.ports.extraction import CandidateClaim, RejectionReason
-from memory_core.settings import MemorySettings
 
 __all__ = [
     "PreparedBatch",
@@ -197,16 +196,15 @@ def prepare_candidates(
     context: WriteContext,
     candidates: Sequence[CandidateClaim],
     *,
-    max_code_points: int | None = None,
+    max_code_points: int,
 ) -> PreparedBatch:
     """Normalised drafts in first-seen order, one per (kind, canonical content); rejected
     candidates as reason codes. Malformed input rejects that candidate only (R-TIME-4)."""
-    limit = max_code_points or MemorySettings().extracted_claim_max_code_points
     drafts: dict[tuple[ClaimKind, str], ClaimDraft] = {}
     rejected: list[str] = []
     merged = 0
     for candidate in candidates:
-        draft = _draft(context, candidate, limit)
+        draft = _draft(context, candidate, max_code_points)
         if isinstance(draft, str):
             rejected.append(draft)
             continue

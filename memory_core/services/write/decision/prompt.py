@@ -20,10 +20,6 @@ from memory_core.domain.tokens import estimate_tokens
 from memory_core.ports.providers import ChatMessage, TextRequest
 
 __all__ = [
-    "MAX_CANDIDATES_PER_PROMPT",
-    "MAX_KNOWN_CODE_POINTS",
-    "MAX_MERGED_CODE_POINTS",
-    "MAX_PROMPT_TOKENS",
     "Decision",
     "DecisionAction",
     "DecisionItem",
@@ -32,11 +28,6 @@ __all__ = [
     "fit_items",
     "parse_decisions",
 ]
-
-MAX_CANDIDATES_PER_PROMPT = 4
-MAX_KNOWN_CODE_POINTS = 400
-MAX_MERGED_CODE_POINTS = 2_000
-MAX_PROMPT_TOKENS = 12_000
 
 
 class DecisionAction(StrEnum):
@@ -54,7 +45,7 @@ _TARGETED = frozenset({DecisionAction.UPDATE, DecisionAction.SUPERSEDE, Decision
 class KnownMemory:
     """A stored same-scope memory as the model sees it."""
 
-    content: str = attrs.field(converter=lambda text: text[:MAX_KNOWN_CODE_POINTS])
+    content: str  # already cut to the settings' `decision_known_code_points`
     annotation: str | None = None
 
 
@@ -125,9 +116,7 @@ def _data(items: Sequence[DecisionItem]) -> str:
     return "DATA:\n" + json.dumps(payload, ensure_ascii=False, indent=1)
 
 
-def fit_items(
-    items: Sequence[DecisionItem], *, max_tokens: int = MAX_PROMPT_TOKENS
-) -> tuple[DecisionItem, ...]:
+def fit_items(items: Sequence[DecisionItem], *, max_tokens: int) -> tuple[DecisionItem, ...]:
     """Drop known memories, always from the currently longest list (its last, least similar
     entry first), until the prompt's estimate fits `max_tokens`."""
     fitted = list(items)
@@ -139,9 +128,9 @@ def fit_items(
     return tuple(fitted)
 
 
-def build_decision_request(items: Sequence[DecisionItem]) -> TextRequest:
-    if not 1 <= len(items) <= MAX_CANDIDATES_PER_PROMPT:
-        raise ValueError(f"a decision prompt holds 1..{MAX_CANDIDATES_PER_PROMPT} candidates")
+def build_decision_request(items: Sequence[DecisionItem], *, max_candidates: int) -> TextRequest:
+    if not 1 <= len(items) <= max_candidates:
+        raise ValueError(f"a decision prompt holds 1..{max_candidates} candidates")
     return TextRequest(
         messages=(
             ChatMessage(role="system", content=_SYSTEM),
@@ -185,7 +174,7 @@ def _index(value: object, size: int) -> int | None:
     return None
 
 
-def _decision(entry: dict[str, object], item: DecisionItem) -> Decision:
+def _decision(entry: dict[str, object], item: DecisionItem, max_merged: int) -> Decision:
     raw_action = entry.get("decision")
     try:
         action = DecisionAction(raw_action.strip().upper())  # type: ignore[union-attr]
@@ -197,16 +186,20 @@ def _decision(entry: dict[str, object], item: DecisionItem) -> Decision:
     merged = entry.get("mergedContent")
     merged_text = merged.strip() if isinstance(merged, str) and merged.strip() else None
     if action in (DecisionAction.UPDATE, DecisionAction.SUPERSEDE):
-        if merged_text is not None and len(merged_text) > MAX_MERGED_CODE_POINTS:
+        if merged_text is not None and len(merged_text) > max_merged:
             return _ADD_BY_DEFAULT  # rejected, never truncated
     else:
         merged_text = None
     return Decision(action=action, target_index=target, merged_content=merged_text)
 
 
-def parse_decisions(text: str, items: Sequence[DecisionItem]) -> tuple[Decision, ...]:
+def parse_decisions(
+    text: str, items: Sequence[DecisionItem], *, max_merged_code_points: int
+) -> tuple[Decision, ...]:
     """One decision per item, in item order. A missing, repeated (first wins), malformed or
-    out-of-range answer, or a targeted decision without a valid target, is a defaulted ADD."""
+    out-of-range answer, or a targeted decision without a valid target, is a defaulted ADD;
+    so is merged content longer than `max_merged_code_points` (the settings' cap on an
+    automatically written claim, `extracted_claim_max_code_points`)."""
     decisions: list[Decision | None] = [None] * len(items)
     for entry in _entries(_load(text), len(items)):
         if not isinstance(entry, dict):
@@ -215,5 +208,5 @@ def parse_decisions(text: str, items: Sequence[DecisionItem]) -> tuple[Decision,
         index = _index(raw_index, len(items))
         if index is None or decisions[index] is not None:
             continue
-        decisions[index] = _decision(entry, items[index])
+        decisions[index] = _decision(entry, items[index], max_merged_code_points)
     return tuple(decision or _ADD_BY_DEFAULT for decision in decisions)

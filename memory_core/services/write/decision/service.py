@@ -50,7 +50,6 @@ from memory_core.services.write.decision.candidates import (
     reconcile_merged,
 )
 from memory_core.services.write.decision.prompt import (
-    MAX_CANDIDATES_PER_PROMPT,
     Decision,
     DecisionAction,
     DecisionItem,
@@ -72,8 +71,6 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-MAX_NEIGHBOURS = 3
-MAX_DECISION_BATCHES = 2
 # Live holders of one slot a candidate retires at most. Normally one; more exist only when
 # rows were written around the decision step, and each round retires one of them.
 _MAX_SLOT_HOLDERS = 16
@@ -204,12 +201,17 @@ class DecisionService:
         *,
         gateway: ProviderGateway | None = None,
         neighbours: NeighbourFinder | None = None,
-        settings: MemorySettings | None = None,
+        settings: MemorySettings,
     ) -> None:
         self._store = store
         self._gateway = gateway
         self._neighbours = neighbours
-        self._max_code_points = (settings or MemorySettings()).extracted_claim_max_code_points
+        self._max_code_points = settings.extracted_claim_max_code_points
+        self._max_neighbours = settings.decision_neighbours
+        self._max_batches = settings.decision_max_batches
+        self._per_prompt = settings.decision_candidates_per_prompt
+        self._known_code_points = settings.decision_known_code_points
+        self._prompt_tokens = settings.decision_prompt_tokens
 
     @property
     def llm_mode(self) -> bool:
@@ -268,7 +270,9 @@ class DecisionService:
         pending: list[tuple[int, tuple[Claim, ...]]] = []
         for position, index in enumerate(indexes):
             draft = writes[index].draft
-            neighbours = _same_scope(context, found[position] if position < len(found) else ())
+            neighbours = _same_scope(context, found[position] if position < len(found) else ())[
+                : self._max_neighbours
+            ]
             if any(
                 (claim.kind, claim.canonical_content) == (draft.kind, draft.content)
                 for claim in neighbours
@@ -277,11 +281,11 @@ class DecisionService:
             if neighbours:  # no neighbour: nothing to decide against, plain ADD
                 pending.append((index, neighbours))
         batches = [
-            pending[start : start + MAX_CANDIDATES_PER_PROMPT]
-            for start in range(0, len(pending), MAX_CANDIDATES_PER_PROMPT)
+            pending[start : start + self._per_prompt]
+            for start in range(0, len(pending), self._per_prompt)
         ]
-        fallbacks = sum(len(batch) for batch in batches[MAX_DECISION_BATCHES:])
-        for batch in batches[:MAX_DECISION_BATCHES]:
+        fallbacks = sum(len(batch) for batch in batches[self._max_batches :])
+        for batch in batches[: self._max_batches]:
             fallbacks += await self._decide_batch(context, writes, batch, deadline, cancel)
         return fallbacks
 
@@ -302,18 +306,20 @@ class DecisionService:
                     annotation=_annotation(writes[index].draft.temporal, context.now),
                     known=[
                         KnownMemory(
-                            content=c.content, annotation=_annotation(c.temporal, context.now)
+                            content=c.content[: self._known_code_points],
+                            annotation=_annotation(c.temporal, context.now),
                         )
                         for c in neighbours
                     ],
                 )
                 for index, neighbours in batch
-            ]
+            ],
+            max_tokens=self._prompt_tokens,
         )
         try:
             text = await self._gateway.complete(
                 agent_id=context.agent_id,
-                request=build_decision_request(items),
+                request=build_decision_request(items, max_candidates=self._per_prompt),
                 deadline=deadline,
                 cancel=cancel,
                 purpose=TextPurpose.DECISION,
@@ -321,7 +327,7 @@ class DecisionService:
         except ProviderError as exc:
             _log.warning("decision call failed: %s", type(exc).__name__)
             return len(batch)
-        decisions = parse_decisions(text, items)
+        decisions = parse_decisions(text, items, max_merged_code_points=self._max_code_points)
         for (index, neighbours), decision in zip(batch, decisions, strict=True):
             writes[index] = _planned(writes[index].draft, decision, neighbours)
         return sum(1 for decision in decisions if decision.defaulted)
@@ -482,7 +488,7 @@ def _same_scope(context: WriteContext, claims: Sequence[Claim]) -> tuple[Claim, 
         if claim.agent_id == context.agent_id
         and claim.scope == context.scope
         and claim.is_recallable
-    )[:MAX_NEIGHBOURS]
+    )
 
 
 def _annotation(temporal: TemporalMetadata, now: datetime) -> str | None:

@@ -82,7 +82,7 @@ class IngestionServices:
     scheduler: TaskScheduler
     domain_clock: DomainClock
     infra_clock: InfraClock
-    policy: IngestionPolicy = attrs.field(factory=IngestionPolicy)
+    policy: IngestionPolicy  # IngestionPolicy.from_settings: no defaults of its own
     on_committed: CommitHook | None = None  # e.g. the embedding pipeline
     on_report: Callable[[IngestionReport], None] | None = None
 

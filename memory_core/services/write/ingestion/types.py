@@ -13,6 +13,7 @@ import attrs
 
 from memory_core.services.write.chunking import ChunkLimits
 from memory_core.services.write.decision.service import WriteReport
+from memory_core.settings import MemorySettings
 
 __all__ = [
     "ChunkRecord",
@@ -74,23 +75,36 @@ class IngestionOutcome(StrEnum):
     FAILED = "failed"  # extraction, decision or store error
 
 
-_POSITIVE = attrs.validators.gt(0)
-
-
 @attrs.frozen(kw_only=True)
 class IngestionPolicy:
-    """Admission thresholds (reference §7.1) and the deadlines of one pass's calls."""
+    """Admission thresholds (reference §7.1), chunk limits and the deadlines of one pass's
+    calls. No defaults of its own: built from `MemorySettings`, which validates them."""
 
-    min_messages: int = attrs.field(default=6, validator=_POSITIVE)
-    min_messages_with_text: int = attrs.field(default=2, validator=_POSITIVE)
-    min_visible_chars: int = attrs.field(default=160, validator=_POSITIVE)
-    max_chunks_per_pass: int = attrs.field(default=4, validator=_POSITIVE)
-    read_seconds: float = attrs.field(default=5.0, validator=_POSITIVE)
-    extraction_seconds: float = attrs.field(default=60.0, validator=_POSITIVE)
-    decision_seconds: float = attrs.field(default=60.0, validator=_POSITIVE)
-    anchor_seconds: float = attrs.field(default=5.0, validator=_POSITIVE)
-    projection_cooldown_seconds: float = attrs.field(default=30.0, validator=_POSITIVE)
-    chunk_limits: ChunkLimits | None = None  # None: the settings' defaults
+    min_messages: int
+    min_messages_with_text: int
+    min_visible_chars: int
+    max_chunks_per_pass: int
+    read_seconds: float
+    extraction_seconds: float
+    decision_seconds: float
+    anchor_seconds: float
+    projection_cooldown_seconds: float
+    chunk_limits: ChunkLimits
+
+    @classmethod
+    def from_settings(cls, settings: MemorySettings) -> IngestionPolicy:
+        return cls(
+            min_messages=settings.ingestion_min_messages,
+            min_messages_with_text=settings.ingestion_min_messages_with_text,
+            min_visible_chars=settings.ingestion_min_visible_chars,
+            max_chunks_per_pass=settings.ingestion_max_chunks_per_pass,
+            read_seconds=settings.tape_read_seconds,
+            extraction_seconds=settings.extraction_seconds,
+            decision_seconds=settings.decision_seconds,
+            anchor_seconds=settings.anchor_seconds,
+            projection_cooldown_seconds=settings.projection_cooldown_seconds,
+            chunk_limits=ChunkLimits.from_settings(settings),
+        )
 
 
 @attrs.frozen(kw_only=True)

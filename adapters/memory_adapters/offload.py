@@ -1,0 +1,151 @@
+"""`BlockingCalls` on asyncio: inline for a local store, a bounded thread pool for a networked one.
+
+`InlineCalls` runs the call on the loop. That is right for SQLite: a call waits at most its
+short busy timeout, and a thread hop would cost more than most calls take.
+
+`ThreadedCalls` runs each call on a small fixed pool (`loop.run_in_executor`) and awaits it
+with `asyncio.wait_for` against the caller's deadline, so a store waiting on a network, a lock
+or a slow plan never stops the loop (R-READ-1). At the deadline, or when the caller's token
+fires, the caller gets DeadlineExceeded / OperationCancelled at once; a call that has not
+started yet never starts, and one already running is abandoned and the store is asked to
+interrupt it — its optional `interrupt(thread_id)` method, called from a thread of its own
+so a slow cancel request cannot hold the loop either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Generic, TypeVar
+
+from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.domain.errors import DeadlineExceeded, OperationCancelled, StoreError
+
+__all__ = ["InlineCalls", "Interrupt", "ThreadedCalls"]
+
+_log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# A store's `interrupt(thread_id)`: stop the call that thread is making on it, if it still
+# is (the call then fails in that thread). Must not raise; may block for one round trip.
+Interrupt = Callable[[int], None]
+
+
+class InlineCalls:
+    """`BlockingCalls` for a local store: the call runs on the loop, once the deadline and
+    the token have been checked (it cannot be stopped midway; its own busy timeout bounds it)."""
+
+    async def run(
+        self, call: Callable[[], T], *, deadline: Deadline, cancel: CancellationToken
+    ) -> T:
+        cancel.raise_if_cancelled()
+        deadline.raise_if_expired("store call")
+        return call()
+
+
+class _Job(Generic[T]):
+    """One call and which thread runs it; once abandoned it never starts."""
+
+    __slots__ = ("_abandoned", "_call", "_lock", "_thread")
+
+    def __init__(self, call: Callable[[], T]) -> None:
+        self._call = call
+        self._lock = threading.Lock()
+        self._thread: int | None = None
+        self._abandoned = False
+
+    def __call__(self) -> T:
+        with self._lock:
+            if self._abandoned:
+                raise OperationCancelled("abandoned before it started")
+            self._thread = threading.get_ident()
+        try:
+            return self._call()
+        finally:
+            with self._lock:
+                self._thread = None
+
+    def abandon(self) -> bool:
+        """Never start; True when the call is running now."""
+        with self._lock:
+            self._abandoned = True
+            return self._thread is not None
+
+    def interrupt(self, interrupt: Interrupt) -> None:
+        # Under the lock: the worker cannot finish this call and start the next one on the
+        # same thread while the request is on its way, so it only ever reaches this call.
+        with self._lock:
+            if self._thread is None:
+                return
+            try:
+                interrupt(self._thread)
+            except Exception as exc:  # a store breaking its promise must not kill the thread
+                _log.warning("store interrupt failed: %s", type(exc).__name__)
+
+
+class ThreadedCalls:
+    """`BlockingCalls` for a networked store: `workers` threads, calls awaited to a deadline.
+
+    Size the pool to the connections the store has: the PostgreSQL claim store serialises
+    its calls on one connection, so a second worker would only wait for it — and would then
+    run, late, a call whose turn had already given up, where a queued call is simply dropped.
+    """
+
+    def __init__(self, *, workers: int, interrupt: Interrupt | None) -> None:
+        if workers < 1:
+            raise ValueError("workers must be >= 1")
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="memory-store")
+        # Interrupts get their own thread: the pool's may all be busy with the calls to stop.
+        self._interrupts = (
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-store-interrupt")
+            if interrupt is not None
+            else None
+        )
+        self._interrupt = interrupt
+        self._closed = False
+
+    async def run(
+        self, call: Callable[[], T], *, deadline: Deadline, cancel: CancellationToken
+    ) -> T:
+        cancel.raise_if_cancelled()
+        deadline.raise_if_expired("store call")
+        if self._closed:
+            raise StoreError("the store-call executor is closed")
+        loop = asyncio.get_running_loop()
+        job = _Job(call)
+        future = loop.run_in_executor(self._pool, job)
+        # The token may fire on any thread; the future belongs to the loop.
+        unregister = cancel.on_cancel(lambda: loop.call_soon_threadsafe(future.cancel))
+        try:
+            return await asyncio.wait_for(future, timeout=deadline.remaining())
+        except TimeoutError:
+            if future.done() and not future.cancelled():
+                raise  # the call's own error, not the deadline
+            self._abandon(job)
+            raise DeadlineExceeded("store call exceeded its deadline") from None
+        except asyncio.CancelledError:
+            self._abandon(job)
+            task = asyncio.current_task()
+            if cancel.cancelled and (task is None or not task.cancelling()):
+                raise OperationCancelled(cancel.reason or "cancelled") from None
+            raise  # the task itself was cancelled (a hard timer): let asyncio see it
+        finally:
+            unregister()
+
+    def close(self) -> None:
+        """Stop taking calls; queued ones are dropped, running ones finish on their own."""
+        self._closed = True
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._interrupts is not None:
+            self._interrupts.shutdown(wait=False)
+
+    def _abandon(self, job: _Job[object]) -> None:
+        if job.abandon() and self._interrupts is not None and self._interrupt is not None:
+            try:
+                self._interrupts.submit(job.interrupt, self._interrupt)
+            except RuntimeError:  # closed meanwhile: the store is closing its connection
+                _log.debug("store-call interrupt skipped: executor closed")
