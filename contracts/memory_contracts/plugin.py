@@ -43,13 +43,14 @@ import pytest
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.claims import ClaimDraft, ClaimKind, EmbeddingIdentity, WriteOrigin
-from memory_core.domain.errors import DeadlineExceeded, PluginError
+from memory_core.domain.errors import DeadlineExceeded
 from memory_core.domain.secrets import PatternSecretPolicy
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.extraction import ExtractionRequest, ExtractionResult
 from memory_core.ports.providers import ChatMessage, EmbeddingPurpose, TextProvider, TextRequest
 from memory_core.settings import MemorySettings
 from memory_plugins.context import FactoryContext
+from memory_plugins.errors import PluginError
 from memory_plugins.hookspecs import PORT_FAMILIES
 from memory_plugins.loader import ENTRY_POINT_GROUP, load_plugins
 from memory_plugins.registry import PLUGIN_NAME_PATTERN, PluginRegistry, Registration

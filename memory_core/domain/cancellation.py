@@ -1,23 +1,28 @@
 """Deadlines and cancellation tokens: the two arguments every waiting port method takes.
 
-Pure values over the `InfraClock` port — no asyncio here, so the core stays free of I/O
+Pure values, read against any `InfraClock` — no asyncio here, so the core stays free of I/O
 machinery; adapters turn a `Deadline` into `asyncio.timeout(...)` and hook a token's
-callbacks to `interrupt()` or to aborting an HTTP request.
+callbacks to `interrupt()` or to aborting an HTTP request. Their errors, `DeadlineExceeded`
+and `OperationCancelled`, are in `memory_core.domain.errors`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import attrs
 
 from memory_core.domain.errors import DeadlineExceeded, OperationCancelled
 
-if TYPE_CHECKING:
-    from memory_core.ports.clock import InfraClock
+__all__ = ["CancellationToken", "Deadline", "MonotonicReading"]
 
-__all__ = ["CancellationToken", "Deadline"]
+
+class MonotonicReading(Protocol):
+    """What a deadline reads: monotonic seconds. Every `memory_core.ports.clock.InfraClock`
+    is one; the domain states only this much so that it stays below the ports layer."""
+
+    def monotonic(self) -> float: ...
 
 
 @attrs.frozen(kw_only=True)
@@ -25,10 +30,10 @@ class Deadline:
     """An absolute point on the monotonic clock after which work must stop."""
 
     expires_at: float
-    clock: InfraClock = attrs.field(eq=False, repr=False)
+    clock: MonotonicReading = attrs.field(eq=False, repr=False)
 
     @classmethod
-    def after(cls, clock: InfraClock, seconds: float) -> Deadline:
+    def after(cls, clock: MonotonicReading, seconds: float) -> Deadline:
         if seconds < 0:
             raise ValueError("seconds must be >= 0")
         return cls(expires_at=clock.monotonic() + seconds, clock=clock)

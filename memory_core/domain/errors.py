@@ -14,14 +14,10 @@ __all__ = [
     "ConfigError",
     "DeadlineExceeded",
     "DirectiveCapacityExceeded",
-    "DuplicatePluginError",
     "FencedError",
     "IdentityMismatch",
     "NotFound",
     "OperationCancelled",
-    "PluginError",
-    "PluginLoadError",
-    "PluginNotFound",
     "ProviderError",
     "ProviderResponseError",
     "ProviderUnavailable",
@@ -71,12 +67,7 @@ class DirectiveCapacityExceeded(ValidationError):
     """Activating one more directive would exceed the owner's active-directive limit
     (R-DIR-1); names the `status` field and carries the `limit`."""
 
-    def __init__(self, limit: int | None = None) -> None:
-        if limit is None:
-            # Imported here: the directives module itself depends on this one.
-            from memory_core.domain.directives import MAX_ACTIVE_DIRECTIVES
-
-            limit = MAX_ACTIVE_DIRECTIVES
+    def __init__(self, limit: int) -> None:
         self.limit = limit
         super().__init__("status", f"at most {limit} active directives per agent")
 
@@ -97,16 +88,20 @@ class ClearInProgress(FencedError):
     """The agent has a pending clear job; its claims are neither readable nor writable."""
 
 
+# Deadlines and cancellation (memory_core.domain.cancellation) bound every wait — on a store, a
+# vector index, a tape or a provider — so their errors stand beside the others rather than under
+# ProviderError: an `except ProviderError` means "the provider failed", never "time ran out".
+class DeadlineExceeded(AgentMemoryError, TimeoutError):
+    """The call's `Deadline` passed before it settled."""
+
+
+class OperationCancelled(AgentMemoryError):
+    """The caller cancelled the call through its `CancellationToken`. Not a provider-health
+    failure (R-PROV-2)."""
+
+
 class ProviderError(AgentMemoryError):
     """An embedding or text provider failed. Messages are redacted of secrets (R-PROV-5)."""
-
-
-class DeadlineExceeded(ProviderError, TimeoutError):
-    """The call's deadline passed before it settled."""
-
-
-class OperationCancelled(ProviderError):
-    """The caller cancelled the call. Not a provider-health failure (R-PROV-2)."""
 
 
 class CapacityRejected(ProviderError):
@@ -135,19 +130,3 @@ class IdentityMismatch(StoreError):
 
 class ConfigError(AgentMemoryError, ValueError):
     """The configuration file or settings object is invalid; the message names the key."""
-
-
-class PluginError(AgentMemoryError):
-    """Base of plugin-host failures."""
-
-
-class PluginNotFound(PluginError, LookupError):
-    """No registration of that name in that port family."""
-
-
-class PluginLoadError(PluginError):
-    """A plugin failed to import or register; names the plugin, distribution and error."""
-
-
-class DuplicatePluginError(PluginError):
-    """Two registrations share one name in one family; names both distributions."""

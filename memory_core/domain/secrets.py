@@ -1,8 +1,12 @@
 """The one secret policy shared by tools, routes, background tasks, logs and prompts (R-PRIV-1).
 
-`PatternSecretPolicy` implements the `SecretPolicy` port over the detector table in
-`secret_patterns`; `redact_for_log` adds the error-message rules of reference §9 so provider
-errors, logs and diagnostics never carry a credential (R-PROV-5).
+`PatternSecretPolicy` implements the `SecretPolicy` port (`memory_core.ports.secrets`) over
+the detector table in `secret_patterns`; `redact_for_log` adds the error-message rules of
+reference §9 so provider errors, logs and diagnostics never carry a credential (R-PROV-5).
+
+The policy is pure, deterministic rule code over domain values, so it lives in the domain
+with its detectors, and so does `SecretFinding`, the value it returns: the port only names
+the capability, in the terms defined here.
 """
 
 from __future__ import annotations
@@ -15,9 +19,17 @@ import attrs
 
 from memory_core.domain.errors import SecretRejected, ValidationError
 from memory_core.domain.secret_patterns import DEFAULT_DETECTORS, Detector
-from memory_core.ports.secrets import SecretFinding, SecretPolicy
 
-__all__ = ["PatternSecretPolicy", "WriteMode", "redact_for_log"]
+__all__ = ["PatternSecretPolicy", "SecretFinding", "WriteMode", "redact_for_log"]
+
+
+@attrs.frozen(kw_only=True)
+class SecretFinding:
+    """Where a secret-like span sits in a text: detector name and code-point offsets."""
+
+    kind: str
+    start: int
+    end: int
 
 
 class WriteMode(enum.StrEnum):
@@ -146,18 +158,19 @@ _LOG_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)\bhttps?://[^\s\"'<>]+"), "[URL]"),
 )
 _WHITESPACE = re.compile(r"\s+")
-_DEFAULT_POLICY = PatternSecretPolicy(mode=WriteMode.REDACT)
+_LOG_POLICY = PatternSecretPolicy(mode=WriteMode.REDACT)
 
 
-def redact_for_log(text: str, limit: int = 500, *, policy: SecretPolicy | None = None) -> str:
+def redact_for_log(text: str, limit: int = 500) -> str:
     """`text` made safe for a log line, a provider error or a diagnostic (R-PROV-5).
 
-    Applies the secret policy, then the reference error-message rules; URLs become `[URL]`,
-    whitespace collapses to single spaces and the result is at most `limit` characters.
+    Applies the pattern policy (redacting), then the reference error-message rules; URLs
+    become `[URL]`, whitespace collapses to single spaces and the result is at most `limit`
+    characters.
     """
     if limit < 1:
         raise ValidationError("limit", "must be at least 1")
-    redacted = (policy or _DEFAULT_POLICY).redact(text)
+    redacted = _LOG_POLICY.redact(text)
     for pattern, replacement in _LOG_RULES:
         redacted = pattern.sub(replacement, redacted)
     redacted = _WHITESPACE.sub(" ", redacted).strip()

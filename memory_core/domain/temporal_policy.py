@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from datetime import timezone as fixed_offset
 from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
+from typing import Protocol
 from zoneinfo import ZoneInfo
 
 import attrs
@@ -31,7 +32,6 @@ from memory_core.domain.temporal import (
     canonical_timezone,
     require_utc,
 )
-from memory_core.settings import MemorySettings
 
 __all__ = [
     "MISSING_CONFIDENCE",
@@ -39,6 +39,7 @@ __all__ = [
     "TemporalMode",
     "TemporalPolicy",
     "TemporalStatus",
+    "TemporalTunables",
     "WorkingSection",
     "assess",
     "lenient_normalise",
@@ -80,6 +81,17 @@ def _unit(instance: object, attribute: attrs.Attribute, value: float) -> None:
         raise TemporalError(f"temporal_policy.{attribute.name}", "must be a number in [0, 1]")
 
 
+class TemporalTunables(Protocol):
+    """The two thresholds `MemorySettings` tunes. The domain names only what it reads, so it
+    stays below the settings layer; `MemorySettings` is one of these."""
+
+    @property
+    def temporal_hard_filter_confidence(self) -> float: ...
+
+    @property
+    def temporal_uncertain_factor(self) -> float: ...
+
+
 @attrs.frozen(kw_only=True)
 class TemporalPolicy:
     """The constants of reference §4.5; the first two are tunable through `MemorySettings`."""
@@ -91,7 +103,7 @@ class TemporalPolicy:
     ended_recurrence_factor: float = attrs.field(default=0.9, validator=_unit)
 
     @classmethod
-    def from_settings(cls, settings: MemorySettings) -> TemporalPolicy:
+    def from_settings(cls, settings: TemporalTunables) -> TemporalPolicy:
         return cls(
             hard_filter_confidence=settings.temporal_hard_filter_confidence,
             uncertain_factor=settings.temporal_uncertain_factor,

@@ -5,18 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-import attrs
+# A domain value, named here too because it is what the port returns.
+from memory_core.domain.secrets import SecretFinding
 
 __all__ = ["SecretFinding", "SecretPolicy"]
-
-
-@attrs.frozen(kw_only=True)
-class SecretFinding:
-    """Where a secret-like span sits in a text: detector name and code-point offsets."""
-
-    kind: str
-    start: int
-    end: int
 
 
 @runtime_checkable

@@ -38,9 +38,9 @@ from memory_core.ports.tape import IngestionProjection, TapeAnchorWriter, TapeRa
 from memory_core.ports.vectors import VectorStore
 from memory_core.services.memory import MemoryService
 from memory_core.services.providers.gateway.service import ProviderGateway
+from memory_core.services.read.neighbours import RetrievalNeighbours
 from memory_core.services.read.retrieval.service import RetrievalService
 from memory_core.services.vectors.index import VectorIndex
-from memory_core.services.write.decision.neighbours import RetrievalNeighbours
 from memory_core.services.write.decision.service import DecisionService
 from memory_core.services.write.fences import AgentLocks, WriteCoordinator
 from memory_core.services.write.ingestion.service import IngestionServices

@@ -25,9 +25,10 @@ import attrs
 import importlib_metadata
 import pluggy
 
-from memory_core.domain.errors import PluginError, PluginLoadError
 from memory_plugins import hookspecs
-from memory_plugins.hookspecs import PORT_FAMILIES, PROJECT_NAME
+from memory_plugins.context import FactoryContext
+from memory_plugins.errors import PluginError, PluginLoadError
+from memory_plugins.hookspecs import PORT_FAMILIES, PROJECT_NAME, Register
 from memory_plugins.registry import (
     LOCAL_DISTRIBUTION,
     PLUGIN_NAME_PATTERN,
@@ -262,10 +263,11 @@ def load_plugins(
 
 def _register_callback(
     family: str, source: _Source, module: str, offered: list[Registration]
-) -> Callable[..., None]:
+) -> Register:
+    # The arguments are checked at run time too: a plugin need not be type-checked.
     def register(
         name: str,
-        factory: Callable[..., object],
+        factory: Callable[[FactoryContext], object],
         *,
         description: str = "",
         capabilities: Iterable[str] = (),

@@ -15,12 +15,6 @@ from typing import Protocol, TypeVar, cast
 
 import attrs
 
-from memory_core.domain.errors import (
-    DuplicatePluginError,
-    PluginError,
-    PluginLoadError,
-    PluginNotFound,
-)
 from memory_core.ports.claims import ClaimStore
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.cursor import CursorStore
@@ -30,6 +24,7 @@ from memory_core.ports.secrets import SecretPolicy
 from memory_core.ports.tape import TapeRawEntryReader
 from memory_core.ports.vectors import VectorStore
 from memory_plugins.context import FactoryContext
+from memory_plugins.errors import DuplicatePluginError, PluginError, PluginLoadError, PluginNotFound
 from memory_plugins.hookspecs import PORT_FAMILIES
 
 __all__ = [

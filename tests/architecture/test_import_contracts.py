@@ -78,7 +78,8 @@ def test_import_linter_contracts_are_kept() -> None:
     assert f"{len(_config()['contracts'])} kept, 0 broken" in report, report
 
 
-# (contract id, file to plant relative to the temp root, source, the import import-linter reports)
+# (contract id, file to plant relative to the temp root, source, what import-linter must report:
+# the violating import, the undeclared module, or the package with the cycle)
 PLANTED_CONTRACT_VIOLATIONS = [
     pytest.param(
         "core-purity",
@@ -123,6 +124,62 @@ PLANTED_CONTRACT_VIOLATIONS = [
         "memory_contracts.planted -> memory_adapters.clocks",
         id="contracts-import-adapter",
     ),
+    pytest.param(
+        "core-layers",
+        "memory_core/domain/planted.py",
+        "from memory_core.ports.clock import InfraClock\n",
+        "memory_core.domain.planted -> memory_core.ports.clock",
+        id="domain-imports-a-port",
+    ),
+    pytest.param(
+        "core-layers",
+        "memory_core/domain/planted.py",
+        "from memory_core.settings import MemorySettings\n",
+        "memory_core.domain.planted -> memory_core.settings",
+        id="domain-reads-settings",
+    ),
+    pytest.param(
+        "core-layers",
+        "memory_core/ports/planted.py",
+        "from memory_core.settings import MemorySettings\n",
+        "memory_core.ports.planted -> memory_core.settings",
+        id="port-reads-settings",
+    ),
+    pytest.param(
+        "core-layers",
+        "memory_core/storage/planted.py",
+        "from memory_core.services.read.keywords import search_terms\n",
+        "memory_core.storage.planted -> memory_core.services.read.keywords",
+        id="storage-rule-imports-a-service",
+    ),
+    pytest.param(
+        "core-layers",
+        "memory_core/planted.py",
+        "PLANTED = 1\n",
+        "memory_core.planted",
+        id="core-child-without-a-layer",
+    ),
+    pytest.param(
+        "services-layers",
+        "memory_core/services/write/planted.py",
+        "from memory_core.services.read.keywords import search_terms\n",
+        "memory_core.services.write.planted -> memory_core.services.read.keywords",
+        id="write-imports-read",
+    ),
+    pytest.param(
+        "services-layers",
+        "memory_core/services/providers/planted.py",
+        "from memory_core.services.vectors.index import VectorIndex\n",
+        "memory_core.services.providers.planted -> memory_core.services.vectors.index",
+        id="providers-import-vectors",
+    ),
+    pytest.param(
+        "core-acyclic",
+        "memory_core/domain/errors.py",
+        "from memory_core.domain.claims import Claim\n",
+        "No cycles are allowed in memory_core.domain.",
+        id="domain-modules-import-each-other",
+    ),
 ]
 
 
@@ -142,9 +199,11 @@ def test_import_linter_breaks_on_a_planted_violation_and_names_it(
 
     status, report = _run_lint_imports(tmp_path, [tmp_path], "--contract", contract_id)
 
+    # import-linter wraps long lines at the terminal width; compare with the breaks undone.
+    flat = " ".join(report.split())
     assert status != 0, report
-    assert f"{_contract(contract_id)['name']} BROKEN" in report, report
-    assert chain in report, report
+    assert f"{_contract(contract_id)['name']} BROKEN" in flat, report
+    assert chain in flat, report
 
 
 def test_every_contract_has_a_planted_violation_case() -> None:

@@ -6,7 +6,12 @@ import pytest
 
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.domain.errors import DeadlineExceeded, OperationCancelled, ProviderError
+from memory_core.domain.errors import (
+    AgentMemoryError,
+    DeadlineExceeded,
+    OperationCancelled,
+    ProviderError,
+)
 
 # --- Deadline ------------------------------------------------------------------------------
 
@@ -49,15 +54,17 @@ def test_negative_deadline_is_refused() -> None:
 
 
 def test_raise_if_expired_raises_deadline_exceeded_naming_the_work() -> None:
-    """R-PROV-1: a missed deadline raises DeadlineExceeded (a ProviderError, a TimeoutError)."""
+    """R-PROV-1: a missed deadline raises DeadlineExceeded — a TimeoutError and the library's
+    own error, but not a ProviderError: time running out says nothing about a provider."""
     clock = ManualClock()
     deadline = Deadline.after(clock, 0.8)
     deadline.raise_if_expired("query embedding")  # still in time: no error
     clock.advance(0.8)
     with pytest.raises(DeadlineExceeded, match="query embedding") as caught:
         deadline.raise_if_expired("query embedding")
-    assert isinstance(caught.value, ProviderError)
     assert isinstance(caught.value, TimeoutError)
+    assert isinstance(caught.value, AgentMemoryError)
+    assert not isinstance(caught.value, ProviderError)
 
 
 def test_earliest_picks_the_sooner_deadline() -> None:
@@ -124,8 +131,10 @@ def test_raise_if_cancelled_raises_operation_cancelled_with_the_reason() -> None
     token = CancellationToken()
     token.raise_if_cancelled()  # not cancelled: no error
     token.cancel("turn aborted")
-    with pytest.raises(OperationCancelled, match="turn aborted"):
+    with pytest.raises(OperationCancelled, match="turn aborted") as caught:
         token.raise_if_cancelled()
+    assert isinstance(caught.value, AgentMemoryError)
+    assert not isinstance(caught.value, ProviderError)
 
 
 def test_default_reason_is_cancelled() -> None:

@@ -30,9 +30,9 @@ from memory_core.domain.temporal_policy import TemporalMode, assess
 from memory_core.ports.extraction import CandidateClaim, ExtractionResult
 from memory_core.services.providers.gateway.service import ProviderGateway
 from memory_core.services.read.keywords import search_terms
+from memory_core.services.read.neighbours import RetrievalNeighbours
 from memory_core.services.read.retrieval.service import RetrievalService
 from memory_core.services.vectors.index import VectorIndex
-from memory_core.services.write.decision.neighbours import RetrievalNeighbours
 from memory_core.services.write.decision.service import (
     DecisionService,
     NeighbourFinder,

@@ -236,7 +236,7 @@ def test_capacity_error_is_a_domain_error_still_importable_from_the_port() -> No
     from memory_core.ports import claims as port
 
     assert port.DirectiveCapacityExceeded is DirectiveCapacityExceeded
-    error = DirectiveCapacityExceeded()
+    error = DirectiveCapacityExceeded(MAX_ACTIVE_DIRECTIVES)
     assert isinstance(error, ValidationError)
     assert (error.field, error.limit) == ("status", MAX_ACTIVE_DIRECTIVES)
     assert str(MAX_ACTIVE_DIRECTIVES) in str(error)

@@ -115,7 +115,7 @@ def test_its_loop_thread_ends_on_close(tmp_path: Path) -> None:
 
 def test_a_failing_open_stops_the_loop_and_raises(tmp_path: Path) -> None:
     """A bad configuration surfaces as the library's error, with no thread left behind."""
-    from memory_core.domain.errors import PluginNotFound
+    from memory_plugins.errors import PluginNotFound
 
     plugins = {**MemoryConfig().plugins, "claim_store": PluginChoice(name="no-such-store")}
     before = threading.active_count()

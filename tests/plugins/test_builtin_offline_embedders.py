@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.domain.errors import PluginLoadError
 from memory_core.ports.providers import EmbeddingProvider
 from memory_plugins.context import FactoryContext
+from memory_plugins.errors import PluginLoadError
 from memory_plugins.loader import load_plugins
 
 

@@ -104,26 +104,41 @@ def test_every_hook_has_a_reference_entry_with_its_family_port_and_docstring() -
     assert documented == set(hookspecs.PORT_FAMILIES.values())
 
 
-def test_the_register_signature_in_the_hook_reference_is_the_loaders() -> None:
-    """R-ARCH-3: the `register(...)` line of docs/hooks.md is the callback plugins receive."""
-    received = []
-
-    class Capture:
-        @hookimpl
-        def agent_memory_register_clocks(self, register: object) -> None:
-            received.append(register)
-
-    load_plugins(strict=True, entry_points=False, plugins=[Capture()])
-    [register] = received
+def _shown(parameters: typing.Iterable[inspect.Parameter]) -> str:
+    """`register(...)` as docs/hooks.md writes it: names, `*`, defaults; no annotations."""
     parts, star = [], False
-    for parameter in inspect.signature(register).parameters.values():
+    for parameter in parameters:
         if parameter.kind is parameter.KEYWORD_ONLY and not star:
             parts.append("*")
             star = True
         default = parameter.default
         shown = json.dumps(default) if isinstance(default, str) else repr(default)
         parts.append(parameter.name if default is parameter.empty else f"{parameter.name}={shown}")
-    signature = f"register({', '.join(parts)})"
+    return f"register({', '.join(parts)})"
+
+
+def test_the_register_signature_in_the_hook_reference_is_the_register_protocols() -> None:
+    """R-ARCH-3: the `register(...)` line of docs/hooks.md is read from the `Register`
+    Protocol's `__call__`, and the callback the loader hands plugins has exactly that
+    signature (names, kinds, defaults and annotations), so the type plugins check against is
+    what they receive."""
+    received = []
+
+    class Capture:
+        @hookimpl
+        def agent_memory_register_clocks(self, register: hookspecs.Register) -> None:
+            received.append(register)
+
+    load_plugins(strict=True, entry_points=False, plugins=[Capture()])
+    [register] = received
+    declared = list(inspect.signature(hookspecs.Register.__call__).parameters.values())[1:]
+    given = list(inspect.signature(register).parameters.values())
+
+    assert [(p.name, p.kind, p.default, p.annotation) for p in given] == [
+        (p.name, p.kind, p.default, p.annotation) for p in declared
+    ], "loader.register and hookspecs.Register.__call__ differ"
+    assert inspect.signature(register).return_annotation == "None"
+    signature = _shown(declared)
     assert f"```python\n{signature}\n```" in _doc("hooks.md"), f"hooks.md: show {signature}"
 
 

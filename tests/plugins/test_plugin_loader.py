@@ -7,10 +7,10 @@ import types
 
 import pytest
 
-from memory_core.domain.errors import DuplicatePluginError, PluginLoadError
 from memory_plugins import hookimpl
 from memory_plugins.builtin import clocks as builtin_clocks
 from memory_plugins.builtin.clocks import SystemClocks
+from memory_plugins.errors import DuplicatePluginError, PluginLoadError
 from memory_plugins.loader import load_plugins
 from memory_plugins.registry import LOCAL_DISTRIBUTION
 

@@ -7,17 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.domain.errors import (
-    DuplicatePluginError,
-    PluginLoadError,
-    PluginNotFound,
-)
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.secrets import SecretPolicy
 from memory_plugins import hookimpl
 from memory_plugins.builtin import clocks as builtin_clocks
 from memory_plugins.builtin import secret_policies as builtin_secret_policies
 from memory_plugins.context import FactoryContext
+from memory_plugins.errors import DuplicatePluginError, PluginLoadError, PluginNotFound
 from memory_plugins.hookspecs import PORT_FAMILIES
 from memory_plugins.loader import load_plugins
 from memory_plugins.registry import PluginFailure, PluginRegistry, Registration

@@ -18,7 +18,9 @@ import attrs
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.errors import (
     AgentMemoryError,
+    DeadlineExceeded,
     IdentityMismatch,
+    OperationCancelled,
     ProviderError,
     StoreError,
 )
@@ -251,7 +253,9 @@ class VectorIndex:
                     deadline=deadline,
                     cancel=cancel,
                 )
-            except (ProviderError, StoreError) as exc:
+            # Time running out or a cancel mid-batch ends the drain like a failed call: the
+            # claims stay pending for the next drain.
+            except (ProviderError, StoreError, DeadlineExceeded, OperationCancelled) as exc:
                 log.warning("embedding drain failed for agent %s: %s", agent_id, type(exc).__name__)
                 return DrainReport(embedded=embedded, lost_races=lost, failed=True)
             losers = [

@@ -17,7 +17,7 @@ from memory_adapters.sqlite_store import ApswClaimStore
 from memory_core.domain.errors import ConfigError
 from memory_plugins.config import structure_options
 from memory_plugins.context import FactoryContext
-from memory_plugins.hookspecs import RegisterCallback, hookimpl
+from memory_plugins.hookspecs import Register, hookimpl
 
 __all__ = ["DATABASE_FILENAME", "SqliteStoreOptions", "agent_memory_register_claim_stores"]
 
@@ -56,7 +56,7 @@ def _make_sqlite_store(context: FactoryContext) -> ApswClaimStore:
 
 
 @hookimpl
-def agent_memory_register_claim_stores(register: RegisterCallback) -> None:
+def agent_memory_register_claim_stores(register: Register) -> None:
     register(
         "sqlite",
         _make_sqlite_store,

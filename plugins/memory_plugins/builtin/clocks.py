@@ -14,7 +14,7 @@ from memory_adapters.clocks import MonotonicClock, SystemClock
 from memory_core.domain.errors import ConfigError, ValidationError
 from memory_plugins.config import structure_options
 from memory_plugins.context import FactoryContext
-from memory_plugins.hookspecs import RegisterCallback, hookimpl
+from memory_plugins.hookspecs import Register, hookimpl
 
 __all__ = ["SystemClockOptions", "SystemClocks", "agent_memory_register_clocks"]
 
@@ -52,7 +52,7 @@ def _make_system_clocks(context: FactoryContext) -> SystemClocks:
 
 
 @hookimpl
-def agent_memory_register_clocks(register: RegisterCallback) -> None:
+def agent_memory_register_clocks(register: Register) -> None:
     register(
         "system",
         _make_system_clocks,

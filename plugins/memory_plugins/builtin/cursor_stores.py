@@ -14,7 +14,7 @@ from memory_core.domain.errors import ConfigError
 from memory_plugins.builtin.claim_stores import DATABASE_FILENAME
 from memory_plugins.config import structure_options
 from memory_plugins.context import FactoryContext
-from memory_plugins.hookspecs import RegisterCallback, hookimpl
+from memory_plugins.hookspecs import Register, hookimpl
 
 __all__ = ["SqliteCursorOptions", "agent_memory_register_cursor_stores"]
 
@@ -37,7 +37,7 @@ def _make_sqlite_cursors(context: FactoryContext) -> SqliteCursorStore:
 
 
 @hookimpl
-def agent_memory_register_cursor_stores(register: RegisterCallback) -> None:
+def agent_memory_register_cursor_stores(register: Register) -> None:
     register(
         "sqlite",
         _make_sqlite_cursors,

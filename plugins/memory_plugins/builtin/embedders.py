@@ -30,7 +30,7 @@ from memory_adapters.local_embedder import HashingEmbedder, MiniLMEmbedder
 from memory_core.domain.errors import ConfigError
 from memory_plugins.config import build_from_options, structure_options
 from memory_plugins.context import FactoryContext
-from memory_plugins.hookspecs import RegisterCallback, hookimpl
+from memory_plugins.hookspecs import Register, hookimpl
 
 __all__ = [
     "HashingEmbedderOptions",
@@ -131,7 +131,7 @@ def _make_hashing(context: FactoryContext) -> HashingEmbedder:
 
 # --- registration ---------------------------------------------------------------------------
 @hookimpl
-def agent_memory_register_embedding_providers(register: RegisterCallback) -> None:
+def agent_memory_register_embedding_providers(register: Register) -> None:
     register(
         "openai-compatible",
         _make_openai_compatible,

@@ -20,7 +20,7 @@ from memory_core.domain.errors import ConfigError
 from memory_core.ports.providers import TextProvider
 from memory_plugins.config import structure_options
 from memory_plugins.context import FactoryContext
-from memory_plugins.hookspecs import RegisterCallback, hookimpl
+from memory_plugins.hookspecs import Register, hookimpl
 
 __all__ = [
     "LLMExtractorOptions",
@@ -97,7 +97,7 @@ def _make_llm(context: FactoryContext) -> LLMExtractor:
 
 
 @hookimpl
-def agent_memory_register_extractors(register: RegisterCallback) -> None:
+def agent_memory_register_extractors(register: Register) -> None:
     register(
         "rules",
         _make_rules,

@@ -21,7 +21,7 @@ import attrs
 from memory_core.domain.errors import ConfigError
 from memory_plugins.config import structure_options
 from memory_plugins.context import FactoryContext
-from memory_plugins.hookspecs import RegisterCallback, hookimpl
+from memory_plugins.hookspecs import Register, hookimpl
 
 if TYPE_CHECKING:
     from memory_adapters.postgres_store import PostgresClaimStore, PostgresVectorStore
@@ -149,7 +149,7 @@ def _make_vector_store(context: FactoryContext) -> PostgresVectorStore:
 
 
 @hookimpl
-def agent_memory_register_claim_stores(register: RegisterCallback) -> None:
+def agent_memory_register_claim_stores(register: Register) -> None:
     register(
         "postgres",
         _make_claim_store,
@@ -161,7 +161,7 @@ def agent_memory_register_claim_stores(register: RegisterCallback) -> None:
 
 
 @hookimpl
-def agent_memory_register_vector_stores(register: RegisterCallback) -> None:
+def agent_memory_register_vector_stores(register: Register) -> None:
     register(
         "postgres",
         _make_vector_store,

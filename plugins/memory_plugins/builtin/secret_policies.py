@@ -13,7 +13,7 @@ import attrs
 from memory_core.domain.secrets import PatternSecretPolicy
 from memory_plugins.config import structure_options
 from memory_plugins.context import FactoryContext
-from memory_plugins.hookspecs import RegisterCallback, hookimpl
+from memory_plugins.hookspecs import Register, hookimpl
 
 __all__ = ["PatternPolicyOptions", "agent_memory_register_secret_policies"]
 
@@ -35,7 +35,7 @@ def _make_pattern_policy(context: FactoryContext) -> PatternSecretPolicy:
 
 
 @hookimpl
-def agent_memory_register_secret_policies(register: RegisterCallback) -> None:
+def agent_memory_register_secret_policies(register: Register) -> None:
     register(
         "patterns",
         _make_pattern_policy,

@@ -16,7 +16,7 @@ import attrs
 from memory_adapters.tapes import InMemoryTape, JsonlTape, SqliteTape
 from memory_plugins.config import structure_options
 from memory_plugins.context import FactoryContext
-from memory_plugins.hookspecs import RegisterCallback, hookimpl
+from memory_plugins.hookspecs import Register, hookimpl
 
 __all__ = [
     "JsonlTapeOptions",
@@ -81,7 +81,7 @@ def _make_sqlite(context: FactoryContext) -> SqliteTape:
 
 
 @hookimpl
-def agent_memory_register_tapes(register: RegisterCallback) -> None:
+def agent_memory_register_tapes(register: Register) -> None:
     capabilities = ("raw-reader", "anchor-writer", "inspection", "ingestion-projection")
     register(
         "memory",

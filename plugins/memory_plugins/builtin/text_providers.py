@@ -23,7 +23,7 @@ from memory_adapters.httpx_providers import (
 )
 from memory_plugins.config import build_from_options, structure_options
 from memory_plugins.context import FactoryContext
-from memory_plugins.hookspecs import RegisterCallback, hookimpl
+from memory_plugins.hookspecs import Register, hookimpl
 
 __all__ = [
     "OllamaTextOptions",
@@ -90,7 +90,7 @@ def _make_ollama(context: FactoryContext) -> OllamaTextProvider:
 
 
 @hookimpl
-def agent_memory_register_text_providers(register: RegisterCallback) -> None:
+def agent_memory_register_text_providers(register: Register) -> None:
     register(
         "openai-compatible",
         _make_openai_compatible,

@@ -17,7 +17,7 @@ from memory_adapters.duckdb_vectors import DuckDBVectorStore
 from memory_core.ports.clock import InfraClock
 from memory_plugins.config import structure_options
 from memory_plugins.context import FactoryContext
-from memory_plugins.hookspecs import RegisterCallback, hookimpl
+from memory_plugins.hookspecs import Register, hookimpl
 
 __all__ = [
     "DuckDBVectorOptions",
@@ -70,7 +70,7 @@ def _make_memory(context: FactoryContext) -> DuckDBVectorStore:
 
 
 @hookimpl
-def agent_memory_register_vector_stores(register: RegisterCallback) -> None:
+def agent_memory_register_vector_stores(register: Register) -> None:
     register(
         "duckdb",
         _make_duckdb,

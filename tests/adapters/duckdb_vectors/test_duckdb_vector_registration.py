@@ -11,10 +11,11 @@ from duckdb_vector_support import IDENTITY
 from memory_adapters.duckdb_vectors import DuckDBVectorStore
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.domain.errors import ConfigError, PluginLoadError
+from memory_core.domain.errors import ConfigError
 from memory_core.ports.vectors import VectorStore
 from memory_plugins.builtin import vector_stores
 from memory_plugins.context import FactoryContext
+from memory_plugins.errors import PluginLoadError
 from memory_plugins.loader import load_plugins
 
 

@@ -15,10 +15,10 @@ from extractor_support import MakeRequest, RunExtractor
 import memory_plugins.builtin.extractors as builtin_extractors
 from memory_adapters.extractors import LLMExtractor, RulesExtractor, VerbatimExtractor
 from memory_contracts.fake_providers import ScriptedTextProvider
-from memory_core.domain.errors import PluginLoadError
 from memory_core.domain.secrets import PatternSecretPolicy, WriteMode
 from memory_core.settings import MemorySettings
 from memory_plugins import FactoryContext, PluginRegistry, load_plugins
+from memory_plugins.errors import PluginLoadError
 
 
 @attrs.frozen(kw_only=True)

@@ -19,10 +19,10 @@ from memory_adapters.httpx_providers import (
     OpenAICompatibleTextProvider,
 )
 from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.domain.errors import PluginLoadError
 from memory_core.ports.providers import EmbeddingPurpose
 from memory_plugins.builtin import embedders, text_providers
 from memory_plugins.context import FactoryContext
+from memory_plugins.errors import PluginLoadError
 from memory_plugins.loader import load_plugins
 
 SECRET = "reg-secret-5e2a91"

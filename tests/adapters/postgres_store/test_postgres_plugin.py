@@ -17,9 +17,9 @@ import pytest
 import memory_plugins.builtin
 from memory_adapters.postgres_store.embedded import find_binaries
 from memory_adapters.postgres_store.testing import ThrowawayServer
-from memory_core.domain.errors import PluginLoadError
 from memory_plugins.api import SyncMemory
 from memory_plugins.config import MemoryConfig, PluginChoice
+from memory_plugins.errors import PluginLoadError
 from memory_plugins.loader import load_plugins
 from memory_plugins.registry import PluginRegistry
 

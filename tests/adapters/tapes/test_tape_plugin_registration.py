@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from memory_adapters.tapes import InMemoryTape, JsonlTape, SqliteTape
-from memory_core.domain.errors import PluginLoadError
 from memory_core.ports.tape import (
     IngestionProjection,
     TapeAnchorWriter,
@@ -16,6 +15,7 @@ from memory_core.ports.tape import (
 )
 from memory_plugins.builtin import tapes as builtin_tapes
 from memory_plugins.context import FactoryContext
+from memory_plugins.errors import PluginLoadError
 from memory_plugins.loader import load_plugins
 
 PORTS = (TapeRawEntryReader, TapeAnchorWriter, TapeInspectionReader, IngestionProjection)

@@ -19,7 +19,7 @@ from agent_memory_hash_embedder.embedder import MAX_DIMENSIONS, HashEmbedder
 from memory_core.domain.errors import ConfigError
 from memory_plugins import FactoryContext, hookimpl
 from memory_plugins.config import structure_options
-from memory_plugins.hookspecs import RegisterCallback
+from memory_plugins.hookspecs import Register
 
 __all__ = ["HashEmbedderOptions", "agent_memory_register_embedding_providers"]
 
@@ -52,7 +52,7 @@ def make_hash_embedder(context: FactoryContext) -> HashEmbedder:
 
 
 @hookimpl
-def agent_memory_register_embedding_providers(register: RegisterCallback) -> None:
+def agent_memory_register_embedding_providers(register: Register) -> None:
     register(
         "hash-embedder",
         make_hash_embedder,

@@ -14,7 +14,7 @@ Capacity is released when the awaited provider call settles.
 
 `embed_query` is for the read path and never raises for an expected failure: it returns a
 `QueryEmbedding` whose `degradation` names what went wrong. The other methods raise the
-typed `ProviderError`s.
+typed `ProviderError`s, `DeadlineExceeded` or `OperationCancelled`.
 """
 
 from __future__ import annotations

@@ -337,8 +337,6 @@ class DecisionService:
                 cancel=cancel,
                 purpose=TextPurpose.DECISION,
             )
-        except (DeadlineExceeded, OperationCancelled):
-            raise
         except ProviderError as exc:
             _log.warning("decision call failed: %s", type(exc).__name__)
             return len(batch)

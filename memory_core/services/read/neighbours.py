@@ -6,6 +6,10 @@ an expired state or a past event is still a neighbour (R-TIME-3), no directive s
 no access accounting — filtered to the owner's live claims of exactly the write's scope
 (R-SCOPE-3): the request names that one scope, and every returned claim is checked again.
 
+It lives on the read side and satisfies the write path's Protocol structurally, so the
+dependency between the two packages points one way, read → write (pyproject.toml,
+contract `services-layers`).
+
 Conflict participants: a challenger (`Lifecycle.CONFLICTED`) is never live, so it is never a
 neighbour. A challenged *target* stays live and `Claim` carries no conflict link, so it cannot
 be told apart here; the store does not record challenges yet.
