@@ -208,7 +208,10 @@ class MemorySettings:
     vector_clear_seconds: float = attrs.field(
         default=30.0,
         validator=_positive,
-        metadata=_doc("Deadline of removing an agent's vectors on clear or retire."),
+        metadata=_doc(
+            "Deadline of removing vectors: one claim's on delete or forget, an agent's on "
+            "clear or retire."
+        ),
     )
     ingestion_min_messages: int = attrs.field(
         default=6,

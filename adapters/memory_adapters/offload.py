@@ -46,6 +46,9 @@ class InlineCalls:
         deadline.raise_if_expired("store call")
         return call()
 
+    def close(self) -> None:
+        """Nothing to release: no thread was ever started."""
+
 
 class _Job(Generic[T]):
     """One call and which thread runs it; once abandoned it never starts."""

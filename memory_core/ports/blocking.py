@@ -36,3 +36,8 @@ class BlockingCalls(Protocol):
         call is not started when the deadline has already passed or the token is cancelled.
         """
         ...
+
+    def close(self) -> None:
+        """Stop taking calls and release any thread (the service calls it before it closes
+        the store). Idempotent."""
+        ...

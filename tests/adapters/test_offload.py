@@ -250,3 +250,13 @@ def test_a_closed_runner_refuses_calls(threaded: Callable[..., ThreadedCalls]) -
             await runner.run(lambda: None, deadline=deadline(), cancel=CancellationToken())
 
     asyncio.run(go())
+
+
+def test_a_closed_threaded_runner_refuses_new_calls() -> None:
+    """R-HOST-1: the service closes its runner before the store; a call after that is a
+    typed StoreError, never a thread started on a closing store."""
+    calls = ThreadedCalls(workers=1, interrupt=None)
+    calls.close()
+    calls.close()  # idempotent
+    with pytest.raises(StoreError, match="closed"):
+        asyncio.run(calls.run(lambda: 1, deadline=deadline(), cancel=CancellationToken()))

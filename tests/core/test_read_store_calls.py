@@ -55,6 +55,9 @@ class RecordingCalls:
 
         return await self._inline.run(marked, deadline=deadline, cancel=cancel)
 
+    def close(self) -> None:
+        self._inline.close()
+
 
 class WatchedStore:
     """The fake store; every method asserts it runs inside the runner, and one chosen

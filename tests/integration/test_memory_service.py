@@ -9,9 +9,11 @@ import pytest
 from memory_world import make_memory, world_config, world_registry
 
 from memory_adapters.tapes import InMemoryTape
+from memory_contracts.fake_vector_store import InMemoryVectorStore
 from memory_contracts.fakes import ManualClock
+from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.directives import DirectiveKind, DirectiveStatus
-from memory_core.domain.errors import NotFound, SecretRejected
+from memory_core.domain.errors import NotFound, SecretRejected, StoreError
 from memory_core.domain.scope import Scope
 from memory_core.services.memory import RememberStatus
 from memory_core.services.read.runtime import ContributionOutcome, place
@@ -166,6 +168,49 @@ def test_clear_removes_claims_keeps_directives_and_tombstones(
         assert [d.content for d in memory.list_directives(A)] == ["Keep answers short."]
         replay = await memory.remember(A, "Garden fact number 3 about tomatoes")
         assert replay.status is RememberStatus.REQUIRES_USER_REAUTHORIZATION
+        await memory.aclose()
+
+    run(go())
+
+
+class _UndroppableVectors(InMemoryVectorStore):
+    """A vector store whose namespace cannot be dropped (a locked file, a lost server)."""
+
+    async def drop_agent(
+        self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
+    ) -> None:
+        raise StoreError("vector namespace locked")
+
+
+def test_clear_yields_between_batches_and_defers_a_failing_vector_drop(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """R-FORGET-3, R-VEC-4: the one clear runner yields to the event loop after every batch;
+    a vector drop that fails is deferred (orphans go at the next warm-up) and the job still
+    finishes, so the agent is not left fenced."""
+
+    async def go() -> None:
+        memory = make_memory(
+            tmp_path, clock, clear_batch_size=4, overrides={"vector_store": _UndroppableVectors()}
+        )
+        for i in range(10):
+            await memory.remember(A, f"Orchard fact number {i} about pears")
+        yields: list[int] = []
+        original = memory._scheduler.yield_now
+
+        async def counting_yield() -> None:
+            yields.append(1)
+            await original()
+
+        memory._scheduler.yield_now = counting_yield  # type: ignore[method-assign]
+        phases: list[str] = []
+        done = await memory.clear(A, progress=lambda job: phases.append(job.phase.value))
+        assert (done.phase.value, done.removed_count, done.vectors_dropped) == ("done", 10, False)
+        assert len(yields) == 3  # 4 + 4 + 2
+        assert phases == ["claims", "claims", "vectors", "done"]
+        assert memory.store.pending_clears() == []
+        stored = await memory.remember(A, "A new fact after the clear")
+        assert stored.status is RememberStatus.STORED
         await memory.aclose()
 
     run(go())

@@ -1,9 +1,8 @@
-"""The authoritative claim store on apsw SQLite: claims, FTS5, tombstones, directives, jobs,
-migrations and startup repair (SPEC §3, §8)."""
+"""The authoritative claim store on apsw SQLite: the SQL claim store's SQLite dialect, FTS5,
+schema, migrations and connection (SPEC §3, §8). Driving a clear is `MemoryService`'s."""
 
 from __future__ import annotations
 
-from memory_adapters.sqlite_store.jobs import MAX_CLEAR_BATCH, resume_pending_clears, run_clear
 from memory_adapters.sqlite_store.store import ApswClaimStore
 
-__all__ = ["MAX_CLEAR_BATCH", "ApswClaimStore", "resume_pending_clears", "run_clear"]
+__all__ = ["ApswClaimStore"]

@@ -66,7 +66,10 @@ class MemoryControls(MemoryParts):
             outcome = self.store.delete(agent_id, claim_id, now=self._clock.now())
         self.store.checkpoint()  # forensic: no file keeps what was deleted (R-PRIV-3)
         await self.index.forget(
-            agent_id, [claim_id], deadline=self._deadline(10), cancel=CancellationToken()
+            agent_id,
+            [claim_id],
+            deadline=self._deadline(self.settings.vector_clear_seconds),
+            cancel=CancellationToken(),
         )
         return outcome.tombstones_written
 

@@ -106,6 +106,7 @@ class MemoryParts:
         await self.gateway.aclose()
         if self.index.vectors is not None:
             await self.index.vectors.aclose()
+        self.retrieval.calls.close()  # no store call may start on a closing store
         self.store.close()
 
     # --- embeddings -------------------------------------------------------------------------

@@ -146,6 +146,9 @@ class MemoryTools(MemoryParts):
         async with self._coordinator.exclusive(agent_id):
             claim = self.store.archive(agent_id, claim_id, now=self._clock.now())
         await self.index.forget(
-            agent_id, [claim.id], deadline=self._deadline(10), cancel=CancellationToken()
+            agent_id,
+            [claim.id],
+            deadline=self._deadline(self.settings.vector_clear_seconds),
+            cancel=CancellationToken(),
         )
         return ForgetResult(claim_id=claim.id, archived=True, claim=claim)

@@ -164,7 +164,7 @@ async def _story(
     clock.set(scenario.CHAT_DATE)
     now = clock.now()
     await memory.warm(agent)
-    claims = {c.id: c for c in memory.store.list_claims(agent, include_inactive=True, limit=_LIMIT)}
+    claims = {c.id: c for c in memory.list_claims(agent, include_inactive=True, limit=_LIMIT)}
     # In the order they were learnt: the table reads like the conversation.
     extracted = tuple(
         claim_view(claims[claim_id], now)
@@ -225,7 +225,7 @@ async def _forget_and_replay(
 ) -> ForgetStep:
     agent = scenario.AGENT_ID
     now = clock.now()
-    live = memory.store.list_claims(agent, limit=_LIMIT)
+    live = memory.list_claims(agent, limit=_LIMIT)
     target = next(c for c in live if c.content == scenario.FORGET_CONTENT)
     before = await memory.recall(agent, scenario.FORGET_QUERY)
     tombstones = await memory.delete(agent, target.id)
@@ -239,7 +239,7 @@ async def _forget_and_replay(
             tape.append_message(scenario.REPLAY_SESSION, message.role, message.content)
     replay = await ingest_session(memory, log, agent, scenario.REPLAY_SESSION)
     clock.set(scenario.CHAT_DATE)
-    everything = memory.store.list_claims(agent, include_inactive=True, limit=_LIMIT)
+    everything = memory.list_claims(agent, include_inactive=True, limit=_LIMIT)
     return ForgetStep(
         claim=claim_view(target, now),
         tombstones=tombstones,

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import apsw
 import pytest
+from clear_support import run_clear
 
-from memory_adapters.sqlite_store import ApswClaimStore, resume_pending_clears
+from memory_adapters.sqlite_store import ApswClaimStore
 from memory_adapters.sqlite_store.connection import OWNER_TOKEN_FUNCTION, fts_owner_token
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
@@ -31,19 +32,18 @@ KILL_AFTER_BATCHES = 3
 
 _CHILD = textwrap.dedent(
     """
-    import asyncio, sys
-    from memory_adapters.sqlite_store import ApswClaimStore, run_clear
+    import sys
+    from memory_adapters.sqlite_store import ApswClaimStore
     from memory_contracts.fakes import ManualClock
     from memory_core.domain.secrets import PatternSecretPolicy
 
     clock = ManualClock()
     store = ApswClaimStore(sys.argv[1], secret_policy=PatternSecretPolicy(), clock=clock)
-
-    def report(progress):
+    progress = store.begin_clear("agent-a", now=clock.now())
+    while progress.phase.value == "claims":
+        progress = store.run_clear_batch("agent-a")
         # Printed only after run_clear_batch returned, i.e. after its COMMIT.
         print(progress.phase.value, progress.removed_count, flush=True)
-
-    asyncio.run(run_clear(store, "agent-a", now=clock.now(), on_progress=report))
     """
 )
 
@@ -146,16 +146,20 @@ def test_killed_clear_keeps_committed_batches_fences_the_agent_and_resumes(
             )
         raw.close()
 
+        # Resuming is begin_clear again: it returns the persisted job, not a new one.
+        assert store.begin_clear(A, now=clock.now()) == job
         progress: list[int] = []
-        finished = asyncio.run(
-            resume_pending_clears(
-                store, now=clock.now(), on_progress=lambda p: progress.append(p.removed_count)
+        last = asyncio.run(
+            run_clear(
+                store, A, now=clock.now(), on_progress=lambda p: progress.append(p.removed_count)
             )
         )
-        assert [(p.agent_id, p.phase, p.removed_count) for p in finished] == [
-            (A, ClearPhase.DONE, CLAIMS + 1)
-        ]
-        assert progress[-1] == CLAIMS + 1 and progress == sorted(progress)
+        assert (last.agent_id, last.phase, last.removed_count) == (
+            A,
+            ClearPhase.VECTORS,
+            CLAIMS + 1,
+        )
+        assert progress[0] > removed and progress == sorted(progress)
         assert store.pending_clears() == []
         assert len(store.list_claims(B)) == 50
     finally:

@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 
 import apsw
+from clear_support import run_clear
 
-from memory_adapters.sqlite_store import ApswClaimStore, run_clear
+from memory_adapters.sqlite_store import ApswClaimStore
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
 from memory_core.domain.directives import DirectiveKind

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import apsw
 import pytest
+from clear_support import run_clear
 
-from memory_adapters.sqlite_store import ApswClaimStore, run_clear
+from memory_adapters.sqlite_store import ApswClaimStore
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
 from memory_core.domain.scope import ScopeFilter

@@ -8,16 +8,17 @@ from collections.abc import Callable
 
 import apsw
 import pytest
+from clear_support import run_clear
 
 from memory_adapters.sql_claims import lexical
-from memory_adapters.sqlite_store import ApswClaimStore, fts, run_clear
+from memory_adapters.sqlite_store import ApswClaimStore, fts
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import ClaimDraft, EmbeddingIdentity, WriteOrigin
 from memory_core.domain.directives import DirectiveKind
 from memory_core.domain.errors import ClearInProgress
 from memory_core.domain.scope import Scope, ScopeContext, ScopeFilter
 from memory_core.domain.secrets import PatternSecretPolicy
-from memory_core.ports.claims import ClearPhase, MatchMode
+from memory_core.ports.claims import MatchMode
 
 A, B = "agent-a", "agent-b"
 AGENT_ONLY = ScopeFilter.agent_only()
@@ -275,42 +276,6 @@ def test_supersede_never_closes_a_state_that_has_not_started(
         now=clock.now(),
     )
     assert store.get(A, old).temporal == future
-
-
-def test_run_clear_yields_between_batches_and_survives_a_failing_vector_cleanup(
-    store: ApswClaimStore, clock: ManualClock
-) -> None:
-    """R-FORGET-3: the runner yields to the event loop after every batch; a failing vector
-    cleanup is deferred, and the job still finishes."""
-    store.insert_many(
-        [ClaimDraft(agent_id=A, kind="semantic", content=f"row {i}") for i in range(600)],
-        origin=EXTRACTION,
-        now=clock.now(),
-    )
-    yields: list[int] = []
-    phases: list[ClearPhase] = []
-
-    async def tick() -> None:
-        yields.append(1)
-        await asyncio.sleep(0)
-
-    async def broken_cleanup(agent_id: str) -> None:
-        raise OSError("vector file locked")
-
-    done = asyncio.run(
-        run_clear(
-            store,
-            A,
-            now=clock.now(),
-            yield_between=tick,
-            vector_cleanup=broken_cleanup,
-            on_progress=lambda p: phases.append(p.phase),
-        )
-    )
-    assert (done.phase, done.removed_count) == (ClearPhase.DONE, 600)
-    assert len(yields) == 3  # 256 + 256 + 88
-    assert phases == [ClearPhase.CLAIMS, ClearPhase.CLAIMS, ClearPhase.VECTORS, ClearPhase.DONE]
-    assert store.pending_clears() == []
 
 
 def test_startup_repair_rebuilds_a_mirror_that_a_raw_writer_bypassed(
