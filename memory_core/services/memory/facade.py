@@ -10,12 +10,17 @@ names its agent (R-STORE-3).
 
 from __future__ import annotations
 
+from memory_core.domain.errors import ValidationError
+from memory_core.domain.scope import validate_agent_id
+from memory_core.domain.validation import check_enum, check_session_id
 from memory_core.services.memory.controls import MemoryControls
 from memory_core.services.memory.diagnostics import MemoryDiagnostics
 from memory_core.services.memory.directives import MemoryDirectives
 from memory_core.services.memory.rankings import MemoryRankings
 from memory_core.services.memory.tools import MemoryTools
 from memory_core.services.memory.upkeep import MemoryUpkeep
+from memory_core.services.read.runtime import MemoryRuntime
+from memory_core.services.write.ingestion.types import SessionKind
 
 __all__ = ["MemoryService"]
 
@@ -29,3 +34,15 @@ class MemoryService(
     MemoryRankings,
 ):
     """The one door to memory: see the group modules for each use case."""
+
+    def session(
+        self, agent_id: str, session_id: str, *, kind: SessionKind | str = SessionKind.MAIN
+    ) -> MemoryRuntime:
+        # The boundary's checks (R-DOM-4) before the runtime is built or looked up: a session
+        # id with surrounding whitespace would alias another session, a bad kind would be a
+        # bare ValueError.
+        validate_agent_id(agent_id)
+        if session_id is None:
+            raise ValidationError("session_id", "required")
+        check_session_id(session_id)
+        return super().session(agent_id, session_id, kind=check_enum(kind, SessionKind, "kind"))
