@@ -10,6 +10,8 @@ names its agent (R-STORE-3).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from memory_core.domain.errors import ValidationError
 from memory_core.domain.scope import validate_agent_id
 from memory_core.domain.validation import check_enum, check_session_id
@@ -34,6 +36,21 @@ class MemoryService(
     MemoryRankings,
 ):
     """The one door to memory: see the group modules for each use case."""
+
+    _closers: tuple[Callable[[], None], ...] = ()
+
+    def on_closed(self, release: Callable[[], None]) -> None:
+        """Run `release` once `aclose` has closed everything (the composition root's data
+        dir lock: held exactly as long as the stores are open)."""
+        self._closers = (*self._closers, release)
+
+    async def aclose(self) -> None:
+        try:
+            await super().aclose()
+        finally:
+            closers, self._closers = self._closers, ()
+            for release in closers:
+                release()
 
     def session(
         self, agent_id: str, session_id: str, *, kind: SessionKind | str = SessionKind.MAIN
