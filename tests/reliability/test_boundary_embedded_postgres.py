@@ -45,6 +45,20 @@ def private_install(tmp_path: Path) -> Path:
     return install / "bin"
 
 
+@pytest.fixture(autouse=True)
+def staging_area(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A world-traversable temporary directory of the test's own for staged copies, so a
+    run leaves no copy behind in the real one. (`tmp_path` first: pytest makes its own
+    temporary directory before the patch.)"""
+    area = Path(tempfile.mkdtemp(prefix="agent-memory-boundary-stage-"))
+    area.chmod(0o755)
+    monkeypatch.setattr(tempfile, "tempdir", str(area))
+    try:
+        yield area
+    finally:
+        shutil.rmtree(area, ignore_errors=True)
+
+
 @pytest.fixture
 def server_root() -> Iterator[Path]:
     # The data dir itself must be the account's (as the throwaway test server arranges).
@@ -103,15 +117,12 @@ def test_when_no_copy_is_reachable_the_error_names_path_and_account(
 
 
 def test_a_staged_copy_someone_else_could_write_is_not_trusted(
-    private_install: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    private_install: Path, staging_area: Path
 ) -> None:
     """Root runs what it finds there: a planted, group-writable directory is refused."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     staged = embedded._stage(private_install.parent)
     assert (staged / "bin" / "pg_ctl").is_file()
-    top = tmp_path / next(
-        p.name for p in tmp_path.iterdir() if p.name.startswith("agent-memory-pgbin-")
-    )
+    [top] = staging_area.iterdir()
     top.chmod(0o775)
 
     with pytest.raises(PermissionError):
