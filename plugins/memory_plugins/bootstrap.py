@@ -48,6 +48,7 @@ from memory_core.services.write.ingestion.types import IngestionPolicy
 from memory_plugins.config import MemoryConfig, PluginChoice, load_config
 from memory_plugins.context import FactoryContext
 from memory_plugins.data_dir import resolve_data_dir
+from memory_plugins.dir_lock import lock_data_dir
 from memory_plugins.loader import load_plugins
 from memory_plugins.registry import PluginRegistry
 
@@ -121,18 +122,27 @@ def open_memory(
     given = _overrides(overrides, tape)
     clocks = None if clock is None else _clocks(clock)
     root = resolve_data_dir(data_dir, config.data_dir)
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file in the way, no permission: the user's to fix, in one line
+        raise ConfigError(f"data_dir: cannot create {root} ({exc.strerror or exc})") from exc
     if registry is None:
         registry = load_plugins(strict=strict_plugins, plugins=plugins).registry
+    # One process per data dir: a second one is refused here, before any store opens
+    # (dir_lock.py says why).
+    lock = lock_data_dir(root)
     built: list[Any] = []
     try:
-        return _compose(config, root, registry, clocks=clocks, given=given, built=built)
+        service = _compose(config, root, registry, clocks=clocks, given=given, built=built)
     except BaseException:
         for resource in reversed(built):
             closer = getattr(resource, "close", None)
             if callable(closer):
                 closer()
+        lock.release()
         raise
+    service.on_closed(lock.release)
+    return service
 
 
 def _overrides(overrides: Mapping[str, object] | None, tape: object | None) -> dict[str, Any]:

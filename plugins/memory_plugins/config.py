@@ -129,6 +129,8 @@ def load_config(path: str | os.PathLike[str] | None) -> MemoryConfig:
         raise ConfigError(f"{file}: cannot read config file ({exc.strerror or exc})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file}: not valid TOML ({exc})") from exc
+    except UnicodeDecodeError as exc:  # TOML is UTF-8 text (R-HOST-2: one line, not a trace)
+        raise ConfigError(f"{file}: not UTF-8 text (byte {exc.start})") from exc
     return parse_config(data, source=file)
 
 

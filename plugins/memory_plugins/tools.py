@@ -33,6 +33,7 @@ from memory_core.domain.errors import (
     ValidationError,
 )
 from memory_core.domain.scope import validate_agent_id
+from memory_core.domain.validation import check_session_id, check_text
 from memory_core.services.memory import MemoryService, RememberStatus
 
 __all__ = [
@@ -174,9 +175,10 @@ async def handle_tool_call(
     `arguments` is what the model sent: a JSON object, as text (OpenAI's `arguments`) or
     already parsed. Mistakes of the model (unknown tool, bad arguments, an unknown id) come
     back as `{"ok": false, ...}` results it can read; a bad `agent_id` is the host's bug and
-    raises ValidationError.
+    raises ValidationError, as does a bad `session_id`.
     """
     validate_agent_id(agent_id)
+    check_session_id(session_id)
     if name not in TOOL_NAMES:
         result = _error("unknown_tool", f"No tool named {name!r}; use one of {sorted(TOOL_NAMES)}.")
     else:
@@ -301,9 +303,11 @@ def _schema_problem(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> 
         if rule is None:
             return f"{key}: unknown argument (expected {', '.join(properties)})"
         if rule["type"] == "string":
-            if not isinstance(value, str):
-                return f"{key}: must be a string"
-            if not value.strip() or len(value) < rule.get("minLength", 0):
+            try:
+                check_text(value, key)  # the boundary's one text rule (R-DOM-4)
+            except ValidationError as exc:
+                return str(exc)
+            if len(value) < rule.get("minLength", 0):
                 return f"{key}: must not be empty"
             if len(value) > rule.get("maxLength", len(value)):
                 return f"{key}: at most {rule['maxLength']} characters"

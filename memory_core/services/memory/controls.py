@@ -14,6 +14,7 @@ import attrs
 from memory_core.domain.cancellation import CancellationToken
 from memory_core.domain.claims import Claim
 from memory_core.domain.scope import ScopeFilter, validate_agent_id
+from memory_core.domain.validation import check_bool, check_id, check_instance, check_int
 from memory_core.ports.claims import ClearPhase, ClearProgress
 from memory_core.services.memory.parts import MemoryParts
 
@@ -43,16 +44,22 @@ class MemoryControls(MemoryParts):
         """The agent's claims, newest first; every scope unless `scope_filter` narrows it
         (a management view, not recall: nothing is re-ranked or counted as access)."""
         validate_agent_id(agent_id)
+        if scope_filter is not None:
+            check_instance(scope_filter, ScopeFilter, "scope_filter")
         return self.store.list_claims(
-            agent_id, scope_filter=scope_filter, include_inactive=include_inactive, limit=limit
+            agent_id,
+            scope_filter=scope_filter,
+            include_inactive=check_bool(include_inactive, "include_inactive"),
+            limit=check_int(limit, "limit", minimum=1),
         )
 
     def get_claim(self, agent_id: str, claim_id: str) -> Claim:
         """One claim in any lifecycle; NotFound for an unknown or foreign id."""
-        validate_agent_id(agent_id)
+        _check_claim_ref(agent_id, claim_id)
         return self.store.get(agent_id, claim_id)
 
     async def restore(self, agent_id: str, claim_id: str) -> Claim:
+        _check_claim_ref(agent_id, claim_id)
         async with self._coordinator.exclusive(agent_id):
             claim = self.store.restore(agent_id, claim_id, now=self._clock.now())
         self._schedule_embedding(agent_id)
@@ -61,6 +68,7 @@ class MemoryControls(MemoryParts):
     async def delete(self, agent_id: str, claim_id: str) -> int:
         """Exact forgetting (R-FORGET-1): tombstones and the delete commit together, work in
         flight for the agent is fenced, then the vector goes. Returns tombstones written."""
+        _check_claim_ref(agent_id, claim_id)
         self._coordinator.invalidate(agent_id)
         async with self._coordinator.exclusive(agent_id):
             outcome = self.store.delete(agent_id, claim_id, now=self._clock.now())
@@ -136,3 +144,8 @@ class MemoryControls(MemoryParts):
         self.gateway.reset_agent(agent_id)
         self._coordinator.forget_agent(agent_id)
         return dropped
+
+
+def _check_claim_ref(agent_id: object, claim_id: object) -> None:
+    validate_agent_id(agent_id)
+    check_id(claim_id, "claim_id")

@@ -112,6 +112,7 @@ class MemoryParts:
     # --- embeddings -------------------------------------------------------------------------
     async def embed_pending(self, agent_id: str) -> int:
         """Embed the agent's pending claims now; how many were embedded."""
+        validate_agent_id(agent_id)
         report = await self.index.drain(
             agent_id,
             deadline=self._deadline(self.settings.embedding_pass_seconds),

@@ -23,6 +23,7 @@ import attrs
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.scope import ScopeFilter, validate_agent_id
+from memory_core.domain.validation import check_enum, check_int, check_text
 from memory_core.services.memory.parts import MemoryParts
 from memory_core.services.read.keywords import search_terms
 from memory_core.services.read.retrieval.service import (
@@ -65,6 +66,9 @@ class MemoryRankings(MemoryParts):
         scoring: ScoringPolicy | None = None,
     ) -> Ranking:
         validate_agent_id(agent_id)
+        query = check_text(query, "query", allow_blank=True)
+        source = check_enum(source, RankSource, "source")
+        depth = check_int(depth, "depth", minimum=1)
         if source is RankSource.FTS:
             return self._rank_fts(agent_id, query, depth)
         deadline = self._deadline(self.settings.embedding_pass_seconds)

@@ -19,8 +19,18 @@ from memory_core.domain.claims import (
     ClaimSource,
     WriteOrigin,
 )
-from memory_core.domain.scope import Scope, ScopeContext
+from memory_core.domain.scope import Scope, ScopeContext, validate_agent_id
 from memory_core.domain.temporal import ATEMPORAL, TemporalMetadata
+from memory_core.domain.validation import (
+    check_bool,
+    check_enum,
+    check_id,
+    check_instance,
+    check_int,
+    check_number,
+    check_session_id,
+    check_text,
+)
 from memory_core.ports.claims import InsertStatus
 from memory_core.services.memory.parts import MemoryParts
 from memory_core.services.read.retrieval.service import (
@@ -86,15 +96,20 @@ class MemoryTools(MemoryParts):
         explicit user add (`user_add=True`) brings back forgotten text (R-WRITE-5).
         `temporal` is for callers that know when the fact holds (the model's tool does not
         say; an evaluation replaying dated facts does)."""
+        validate_agent_id(agent_id)
+        user_add = check_bool(user_add, "user_add")
         draft = ClaimDraft(
             agent_id=agent_id,
-            kind=kind,
-            content=content,
-            category=category,
-            importance=importance,
-            temporal=temporal,
-            scope=scope or Scope.agent(),
-            source=ClaimSource(session_id=session_id, extractor="user" if user_add else "tool"),
+            kind=check_enum(kind, ClaimKind, "kind"),
+            content=check_text(content, "content"),
+            category=None if category is None else check_enum(category, Category, "category"),
+            importance=check_number(importance, "importance", minimum=0.0, maximum=1.0),
+            temporal=check_instance(temporal, TemporalMetadata, "temporal"),
+            scope=Scope.agent() if scope is None else check_instance(scope, Scope, "scope"),
+            source=ClaimSource(
+                session_id=check_session_id(session_id),
+                extractor="user" if user_add else "tool",
+            ),
         )
         origin = WriteOrigin.USER_ADD if user_add else WriteOrigin.MODEL_TOOL
         async with self._coordinator.exclusive(agent_id):
@@ -129,13 +144,14 @@ class MemoryTools(MemoryParts):
         deadline: Deadline | None = None,
         cancel: CancellationToken | None = None,
     ) -> RetrievalResult:
+        validate_agent_id(agent_id)
         return await self.retrieval.retrieve(
             RetrievalRequest(
                 agent_id=agent_id,
-                query=query,
-                purpose=purpose,
-                top_k=top_k,
-                context=ScopeContext(session_id=session_id),
+                query=check_text(query, "query"),
+                purpose=check_enum(purpose, RetrievalPurpose, "purpose"),
+                top_k=None if top_k is None else check_int(top_k, "top_k", minimum=1),
+                context=ScopeContext(session_id=check_session_id(session_id)),
             ),
             deadline=deadline or self._deadline(self.settings.prepare_turn_deadline_ms / 1000),
             cancel=cancel or CancellationToken(),
@@ -143,6 +159,8 @@ class MemoryTools(MemoryParts):
 
     async def forget(self, agent_id: str, claim_id: str) -> ForgetResult:
         """`memory_forget`: recoverable archive (R-FORGET-2)."""
+        validate_agent_id(agent_id)
+        check_id(claim_id, "claim_id")
         async with self._coordinator.exclusive(agent_id):
             claim = self.store.archive(agent_id, claim_id, now=self._clock.now())
         await self.index.forget(

@@ -38,6 +38,7 @@ class MemoryUpkeep(MemoryParts):
     async def warm(self, agent_id: str) -> bool:
         """Embed what is pending and earn the agent's ready certificate; False when vectors
         are off or unavailable (recall then runs on FTS alone)."""
+        validate_agent_id(agent_id)
         await self.embed_pending(agent_id)
         certificate = await self.index.warm(
             agent_id,

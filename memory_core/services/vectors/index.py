@@ -27,7 +27,7 @@ from memory_core.domain.errors import (
 from memory_core.ports.claims import EmbeddingBookkeeping
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.scheduler import TaskHandle, TaskScheduler
-from memory_core.ports.vectors import ReadyCertificate, VectorStore
+from memory_core.ports.vectors import ReadyCertificate, VectorStore, VectorStoreCold
 from memory_core.services.providers.gateway.service import ProviderGateway
 from memory_core.services.write.fences import AgentLocks
 
@@ -191,6 +191,11 @@ class VectorIndex:
                 )
             if report.missing_ids:
                 self._store.reset_embeddings(agent_id, report.missing_ids, now=self._clock.now())
+        except VectorStoreCold:
+            # An agent with nothing embedded and no namespace yet: cold, nothing failed, and
+            # the store created nothing for a read (R-HOST-2).
+            self._certificates.pop(agent_id, None)
+            return None
         except AgentMemoryError as exc:
             log.warning("vector warm-up failed for agent %s: %s", agent_id, type(exc).__name__)
             self._certificates.pop(agent_id, None)

@@ -343,13 +343,20 @@ async def _ingest(ctx: CommandContext) -> int:
         stored=tuple(stored),
         superseded=tuple(superseded),
     )
+    # A session whose pass failed (a malformed tape line, a store error) fails the command:
+    # a script must not read exit 0 as "all ingested" (R-HOST-2).
+    failed = [s for s in summaries if s.error is not None or s.outcome == "failed"]
     if ctx.out.json_mode:
         ctx.out.document(unstructure(document))
-        return 0
+        return 2 if failed else 0
     render_sessions(ctx.out, summaries, title=f"Ingested {path.name} for agent {args.agent}")
     render_claims(ctx.out, stored, title=f"Stored ({len(stored)})")
     if superseded:
         render_claims(ctx.out, superseded, title=f"Superseded ({len(superseded)})")
+    if failed:
+        names = ", ".join(f"{s.session} ({s.error or s.outcome})" for s in failed)
+        ctx.out.error(ValidationError("TAPE", f"{len(failed)} session(s) failed: {names}"))
+        return 2
     return 0
 
 

@@ -13,7 +13,9 @@ Adding a command: write `memory_plugins/cli/<group>_cmd.py` with
 and append the module to `COMMAND_MODULES` below. Print only through `ctx.out` (tables,
 lines, or one JSON document when `ctx.out.json_mode`). Raise this library's errors
 (`AgentMemoryError` subclasses) for anything the user can fix: `main` prints them as one
-line (or a JSON error document) and exits 2. Anything else is a bug: traceback, exit 1.
+line (or a JSON error document) and exits 2, as are usage errors, arguments that are not
+valid UTF-8, and OS errors (a data dir that is a file, a full disk): things the user fixes.
+Anything else is a bug: traceback, exit 1.
 The global options (`--json`, `--data-dir`, …) are accepted before or after the command;
 `register` receives a `CommandTable`, whose `global_options` nested sub-commands take as a
 parent so the options work after them too.
@@ -32,6 +34,7 @@ from typing import Any
 
 from memory_core import __version__
 from memory_core.domain.errors import AgentMemoryError
+from memory_core.domain.validation import check_text
 from memory_plugins.cli import (
     benchmark_cmd,
     contribution_cmd,
@@ -54,6 +57,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USER_ERROR",
     "CommandTable",
+    "UsageError",
     "build_parser",
     "main",
 ]
@@ -76,6 +80,19 @@ EXIT_OK = 0
 EXIT_BUG = 1  # an unexpected exception: a bug in this program or a plugin
 EXIT_USER_ERROR = 2  # a library error (bad config, missing plugin, …) or bad arguments
 EXIT_INTERRUPTED = 130
+
+
+class UsageError(AgentMemoryError):
+    """The command line itself is wrong (an unknown command, a missing or bad option)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    # argparse prints the usage and exits on its own; raising instead lets `main` report a
+    # usage error like every other error: one line, or one JSON document under --json.
+    # Sub-command parsers are made of the same class (argparse uses type(parent)).
+    def error(self, message: str) -> Any:
+        command = self.prog.removeprefix("agent-memory").strip()
+        raise UsageError(f"{command}: {message}" if command else message)
 
 
 def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -136,13 +153,13 @@ class CommandTable:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="agent-memory",
         description="Long-term memory for LLM agents: offline by default, plugins for the rest.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _add_global_options(parser, suppress=False)
-    shared = argparse.ArgumentParser(add_help=False)
+    shared = _Parser(add_help=False)
     _add_global_options(shared, suppress=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     commands = CommandTable(subparsers, shared)
@@ -153,11 +170,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command and return its exit code (the console script exits with it)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # --help, --version, or a usage error already printed
+        _check_arguments(args)
+    except SystemExit as exc:  # --help or --version, already printed
         return exc.code if isinstance(exc.code, int) else EXIT_USER_ERROR
+    except AgentMemoryError as exc:
+        # The arguments are not parsed, so --json is looked for as given.
+        Output(json_mode="--json" in argv).error(exc, prefix="usage error")
+        return EXIT_USER_ERROR
     out = Output(json_mode=args.json)
     try:
         context = CommandContext(
@@ -167,6 +190,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AgentMemoryError as exc:
         out.error(exc)
         return EXIT_USER_ERROR
+    except OSError as exc:
+        # The environment, not this program: a data dir that is a file, a full disk.
+        out.error(exc)
+        return EXIT_USER_ERROR
     except KeyboardInterrupt:
         out.error(KeyboardInterrupt("interrupted"), prefix="interrupted")
         return EXIT_INTERRUPTED
@@ -174,6 +201,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         traceback.print_exc(file=sys.stderr)
         out.error(exc, prefix="internal error")
         return EXIT_BUG
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Text arguments must be valid UTF-8: Python hands invalid bytes over as lone
+    surrogates, which would fail deep inside as an untyped UnicodeEncodeError (R-DOM-4).
+    Paths are left alone: a file name may be any bytes."""
+    for name, value in vars(args).items():
+        values = value if isinstance(value, list | tuple) else [value]
+        for item in values:
+            if isinstance(item, str):
+                check_text(item, f"--{name.replace('_', '-')}", allow_blank=True)
 
 
 if __name__ == "__main__":
