@@ -37,7 +37,7 @@ from .agent_store import AgentStore
 from .files import StoreFiles, file_stem, fsync_directory, remove_quietly
 from .guard import AbortFlag, NativeGuard
 from .opener import Opened, create_in_memory, open_files, republish
-from .publish import StepHook
+from .publish import StepHook, compact
 
 __all__ = ["Agent", "Agents"]
 
@@ -309,7 +309,8 @@ class Agents:
 
     def _adopt(self, agent: Agent, opened: Opened) -> AgentStore:
         conn, identity = opened
-        agent.store = AgentStore(conn, identity, agent.next_generation())
+        mark = (lambda: None) if self.root is None else self._files(agent.agent_id).mark_scrub
+        agent.store = AgentStore(conn, identity, agent.next_generation(), before_delete=mark)
         agent.connection.bind(conn)
         self._open[agent.agent_id] = None
         self._open.move_to_end(agent.agent_id)
@@ -333,9 +334,29 @@ class Agents:
                 agent.parked = store.certificate
             store.certificate = None
             await self.run(
-                agent, lambda abort: store.close(), what="close", deadline=deadline, cancel=cancel
+                agent,
+                lambda abort: self._close_store(agent, store, abort),
+                what="close",
+                deadline=deadline,
+                cancel=cancel,
             )
         agent.connection.bind(None)
+
+    def _close_store(self, agent: Agent, store: AgentStore, abort: AbortFlag) -> None:
+        """Close the connection; a file with deletes since its last rewrite is compacted
+        now, one rewrite per close however many deletes came before (R-PRIV-3)."""
+        store.close()
+        if self.root is None:
+            return
+        files = self._files(agent.agent_id)
+        if files.scrub.exists():
+            compact(
+                files,
+                store.identity,
+                abort=abort,
+                on_step=self._on_step,
+                bind=agent.connection.bind,
+            )
 
     async def _close_quietly(self, agent: Agent, *, park: bool = False) -> None:
         deadline = Deadline.after(self._clock, self._housekeeping)

@@ -3,7 +3,8 @@
     python duckdb_crash_child.py ROOT OP STOP_AT
 
 OP is `publish` (first upsert of a new agent), `rebuild` (replace with identity NEW),
-`migrate` (warm-up that migrates a v1 file), `write` (an upsert, then die before close) or
+`migrate` (warm-up that migrates a v1 file), `write` (an upsert, then die before close),
+`scrub` (delete `old-1`, then close: the close rewrites the file) or
 `reidentify` (the memory service warms ROOT as a data directory whose claims were embedded by
 another model: the namespace is rebuilt and the claims reset).
 Exits 0 with "completed" if the step was never reached.
@@ -49,6 +50,9 @@ def main(root: str, op: str, stop_at: str) -> None:
             await store.rebuild(AGENT, NEW, **calls)
         elif op == "migrate":
             await store.warm(AGENT, OLD, LEGACY_IDS, config_generation=1, **calls)
+        elif op == "scrub":
+            await store.delete(AGENT, ["old-1"], **calls)
+            on_step("deleted")
         elif op == "write":
             await store.upsert(AGENT, OLD, {"late": [0, 0, 0, 1]}, **calls)
             on_step("written")

@@ -169,6 +169,27 @@ def test_a_crash_after_a_committed_write_keeps_it_through_the_wal(
     assert inspect(tmp_path, clock, calls) == (OLD, ["late", "old-1"])
 
 
+@pytest.mark.parametrize("step", ["deleted", *PUBLISH_STEPS])
+def test_a_crash_before_a_delete_is_scrubbed_is_finished_by_the_next_open(
+    tmp_path: Path, clock: ManualClock, calls: Calls, step: str
+) -> None:
+    """R-PRIV-3, R-VEC-2: killed after the delete committed — before the close's rewrite or
+    at any step of it — the next open rewrites the file: the deleted id is in no file and
+    the other vectors are all there."""
+
+    async def seed() -> None:
+        store = DuckDBVectorStore(tmp_path, clock)
+        await store.upsert(AGENT, OLD, {"old-1": [1, 0, 0, 0], "old-2": [0, 0, 1, 0]}, **calls())
+        await store.aclose()
+
+    asyncio.run(seed())
+    crash(tmp_path, "scrub", step)
+    assert inspect(tmp_path, clock, calls) == (OLD, ["old-2"])
+    leftovers = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+    assert b"old-1" not in leftovers and b"old-2" in leftovers
+    assert not (tmp_path / f"{AGENT}.v2.duckdb.scrub").exists()
+
+
 def hashing(dimensions: int) -> str:
     return (
         '[plugins.embedding_provider]\nname = "hashing"\n'
