@@ -225,7 +225,7 @@ class Agents:
         cancel: CancellationToken,
     ) -> None:
         """Replace the namespace with a fresh empty one for `identity`. Call under the lock."""
-        await self._close(agent, deadline, cancel)
+        await self._close(agent, deadline, cancel, scrub=False)  # the file is replaced anyway
         if self.root is None:
             opened = create_in_memory(identity)
         else:
@@ -248,7 +248,7 @@ class Agents:
             agent.parked = None
             self._open.pop(agent.agent_id, None)
         else:
-            await self._close(agent, deadline, cancel)
+            await self._close(agent, deadline, cancel, scrub=False)  # the files go anyway
         agent.next_generation()
         if self.root is not None:
             files = self._files(agent.agent_id)
@@ -323,6 +323,7 @@ class Agents:
         cancel: CancellationToken,
         *,
         park: bool = False,
+        scrub: bool = True,
     ) -> None:
         store, agent.store = agent.store, None
         self._open.pop(agent.agent_id, None)
@@ -335,18 +336,20 @@ class Agents:
             store.certificate = None
             await self.run(
                 agent,
-                lambda abort: self._close_store(agent, store, abort),
+                lambda abort: self._close_store(agent, store, abort, scrub=scrub),
                 what="close",
                 deadline=deadline,
                 cancel=cancel,
             )
         agent.connection.bind(None)
 
-    def _close_store(self, agent: Agent, store: AgentStore, abort: AbortFlag) -> None:
+    def _close_store(
+        self, agent: Agent, store: AgentStore, abort: AbortFlag, *, scrub: bool
+    ) -> None:
         """Close the connection; a file with deletes since its last rewrite is compacted
         now, one rewrite per close however many deletes came before (R-PRIV-3)."""
         store.close()
-        if self.root is None:
+        if self.root is None or not scrub:
             return
         files = self._files(agent.agent_id)
         if files.scrub.exists():
