@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import duckdb
 import numpy as np
@@ -42,9 +42,16 @@ class AgentStore:
     """An open namespace. `matrix` is None until the first warm-up reads it into memory."""
 
     def __init__(
-        self, conn: duckdb.DuckDBPyConnection, identity: EmbeddingIdentity, generation: int
+        self,
+        conn: duckdb.DuckDBPyConnection,
+        identity: EmbeddingIdentity,
+        generation: int,
+        *,
+        before_delete: Callable[[], None] = lambda: None,
     ) -> None:
         self.conn = conn
+        # Persists the scrub marker of a file-backed store (see `StoreFiles.mark_scrub`).
+        self._before_delete = before_delete
         self.identity = identity
         self.generation = generation
         self.matrix: ResidentMatrix | None = None
@@ -83,6 +90,7 @@ class AgentStore:
     def delete(self, ids: Sequence[str], abort: AbortFlag) -> list[str]:
         """Delete by id in one statement; returns the ids that were present."""
         abort.check()
+        self._before_delete()
         deleted = [
             row[0]
             for row in self.conn.execute(_DELETE + " RETURNING memory_id", [list(ids)]).fetchall()

@@ -6,7 +6,9 @@ at most `max_open` namespaces open (least recently used idle ones close first; t
 soft when all are busy), and quarantines an agent whose call hung or failed fatally: the
 marker is persisted and the agent stays closed for the life of this object, which the
 composition root holds per process. Every open, close, rebuild, drop and quarantine moves
-the agent's generation on, so certificates of an earlier generation lapse.
+the agent's generation on, so certificates of an earlier generation lapse — except that an
+eviction parks the agent's certificate: reopening the agent in this object restores it
+(`resume`), since every change to the file meanwhile went through this object too.
 """
 
 from __future__ import annotations
@@ -29,13 +31,13 @@ from memory_core.domain.errors import (
     StoreQuarantined,
 )
 from memory_core.ports.clock import InfraClock
-from memory_core.ports.vectors import VectorHealth
+from memory_core.ports.vectors import ReadyCertificate, VectorHealth, VectorStoreCold
 
 from .agent_store import AgentStore
 from .files import StoreFiles, file_stem, fsync_directory, remove_quietly
 from .guard import AbortFlag, NativeGuard
 from .opener import Opened, create_in_memory, open_files, republish
-from .publish import StepHook
+from .publish import StepHook, compact
 
 __all__ = ["Agent", "Agents"]
 
@@ -70,6 +72,9 @@ class Agent:
         self.quarantined = False
         self.suspect = False
         self.connection = _Connection()
+        # The certificate an eviction closed; cleared by anything else that moves the
+        # generation (rebuild, drop, quarantine, a plain close) or by a fresh warm-up.
+        self.parked: ReadyCertificate | None = None
 
     def next_generation(self) -> int:
         self.generation += 1
@@ -180,6 +185,38 @@ class Agents:
         """The open namespace, or None where there is none (nothing is created)."""
         return await self._open_store(agent, None, deadline, cancel)
 
+    async def resume(
+        self,
+        agent: Agent,
+        certificate: ReadyCertificate,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> AgentStore:
+        """Reopen an evicted agent and reload its matrix under the parked certificate, so
+        an agent pushed out of the open-store cap is not cold for good. No coverage check is
+        needed: while it was closed every upsert and delete went through this object into
+        the file the matrix is read from. VectorStoreCold when nothing is parked for it.
+        Call under the lock."""
+        store = agent.store
+        if store is not None and store.matrix is not None and store.certificate == certificate:
+            return store  # another query resumed it while this one waited for the lock
+        if agent.parked is None or agent.parked != certificate:
+            raise VectorStoreCold(
+                f"vector store of agent {agent.agent_id!r} has no ready certificate"
+            )
+        store = await self.find(agent, deadline, cancel)
+        if store is None or store.identity != certificate.identity:
+            agent.parked = None
+            raise VectorStoreCold(f"vector store of agent {agent.agent_id!r} is gone")
+        if store.matrix is None:
+            # Unusable rows were deleted by the warm-up that earned the certificate and
+            # upserts validate theirs, so the second list is empty; it is not needed here.
+            store.matrix, _ = await self.run(
+                agent, store.read_matrix, what="resume", deadline=deadline, cancel=cancel
+            )
+        store.certificate, agent.parked = certificate, None
+        return store
+
     async def rebuild(
         self,
         agent: Agent,
@@ -188,7 +225,7 @@ class Agents:
         cancel: CancellationToken,
     ) -> None:
         """Replace the namespace with a fresh empty one for `identity`. Call under the lock."""
-        await self._close(agent, deadline, cancel)
+        await self._close(agent, deadline, cancel, scrub=False)  # the file is replaced anyway
         if self.root is None:
             opened = create_in_memory(identity)
         else:
@@ -208,9 +245,10 @@ class Agents:
         """Close and delete every file of the agent, the marker too. Call under the lock."""
         if agent.quarantined:
             agent.store = None  # a hung worker may still hold it: never touch it again
+            agent.parked = None
             self._open.pop(agent.agent_id, None)
         else:
-            await self._close(agent, deadline, cancel)
+            await self._close(agent, deadline, cancel, scrub=False)  # the files go anyway
         agent.next_generation()
         if self.root is not None:
             files = self._files(agent.agent_id)
@@ -271,27 +309,62 @@ class Agents:
 
     def _adopt(self, agent: Agent, opened: Opened) -> AgentStore:
         conn, identity = opened
-        agent.store = AgentStore(conn, identity, agent.next_generation())
+        mark = (lambda: None) if self.root is None else self._files(agent.agent_id).mark_scrub
+        agent.store = AgentStore(conn, identity, agent.next_generation(), before_delete=mark)
         agent.connection.bind(conn)
         self._open[agent.agent_id] = None
         self._open.move_to_end(agent.agent_id)
         return agent.store
 
-    async def _close(self, agent: Agent, deadline: Deadline, cancel: CancellationToken) -> None:
+    async def _close(
+        self,
+        agent: Agent,
+        deadline: Deadline,
+        cancel: CancellationToken,
+        *,
+        park: bool = False,
+        scrub: bool = True,
+    ) -> None:
         store, agent.store = agent.store, None
         self._open.pop(agent.agent_id, None)
         agent.next_generation()
+        if not park:
+            agent.parked = None
         if store is not None:
+            if park and store.certificate is not None:
+                agent.parked = store.certificate
             store.certificate = None
             await self.run(
-                agent, lambda abort: store.close(), what="close", deadline=deadline, cancel=cancel
+                agent,
+                lambda abort: self._close_store(agent, store, abort, scrub=scrub),
+                what="close",
+                deadline=deadline,
+                cancel=cancel,
             )
         agent.connection.bind(None)
 
-    async def _close_quietly(self, agent: Agent) -> None:
+    def _close_store(
+        self, agent: Agent, store: AgentStore, abort: AbortFlag, *, scrub: bool
+    ) -> None:
+        """Close the connection; a file with deletes since its last rewrite is compacted
+        now, one rewrite per close however many deletes came before (R-PRIV-3)."""
+        store.close()
+        if self.root is None or not scrub:
+            return
+        files = self._files(agent.agent_id)
+        if files.scrub.exists():
+            compact(
+                files,
+                store.identity,
+                abort=abort,
+                on_step=self._on_step,
+                bind=agent.connection.bind,
+            )
+
+    async def _close_quietly(self, agent: Agent, *, park: bool = False) -> None:
         deadline = Deadline.after(self._clock, self._housekeeping)
         try:
-            await self._close(agent, deadline, CancellationToken())
+            await self._close(agent, deadline, CancellationToken(), park=park)
         except StoreError as exc:
             _log.warning("closing vector store agent=%s failed: %s", agent.agent_id, exc)
 
@@ -305,10 +378,11 @@ class Agents:
             if agent is opening or agent.lock.locked():
                 continue  # busy: the cap is soft
             async with agent.lock:
-                await self._close_quietly(agent)
+                await self._close_quietly(agent, park=True)
 
     def _quarantine(self, agent: Agent, reason: str) -> None:
         agent.quarantined = True
+        agent.parked = None
         agent.store = None  # a hung worker may still hold the connection: leave it be
         self._open.pop(agent.agent_id, None)
         agent.next_generation()

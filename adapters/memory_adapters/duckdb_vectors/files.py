@@ -2,8 +2,9 @@
 
 Format and state are decided from which files exist — no file is opened to find out (reference
 §6): the v2 store `<stem>.v2.duckdb`, its WAL, the staging file `<stem>.v2.duckdb.migrating`
-(never a commit point), the quarantine marker `<stem>.v2.duckdb.quarantine`, and the legacy v1
-store `<stem>.duckdb`. The agent id is escaped into a file-name stem, so any id is safe and two
+(never a commit point), the quarantine marker `<stem>.v2.duckdb.quarantine`, the scrub marker
+`<stem>.v2.duckdb.scrub` (rows were deleted since the file was last rewritten), and the legacy
+v1 store `<stem>.duckdb`. The agent id is escaped into a file-name stem, so any id is safe and two
 ids never share files.
 """
 
@@ -77,6 +78,10 @@ class StoreFiles:
         return self.root / f"{self.stem}.v2.duckdb.quarantine"
 
     @property
+    def scrub(self) -> Path:
+        return self.root / f"{self.stem}.v2.duckdb.scrub"
+
+    @property
     def v1(self) -> Path:
         return self.root / f"{self.stem}.duckdb"
 
@@ -86,7 +91,25 @@ class StoreFiles:
 
     def store_files(self) -> tuple[Path, ...]:
         """Every data file of the agent, the marker excluded (step 0 deletes the marker last)."""
-        return (self.v2, self.v2_wal, self.staging, self.staging_wal, self.v1, self.v1_wal)
+        return (
+            self.v2,
+            self.v2_wal,
+            self.staging,
+            self.staging_wal,
+            self.scrub,
+            self.v1,
+            self.v1_wal,
+        )
+
+    def mark_scrub(self) -> None:
+        """Persist that deleted rows await a rewrite, before deleting them: DuckDB frees a
+        deleted row's blocks without zeroing them, so its id stays readable in the file
+        until `compact` rewrites it (R-PRIV-3). Content-free: the file is empty."""
+        if self.scrub.exists():
+            return
+        with open(self.scrub, "wb") as handle:
+            os.fsync(handle.fileno())
+        fsync_directory(self.root)
 
     def write_marker(self, reason: str) -> None:
         """Persist the quarantine marker; the next open (step 0) wipes and republishes."""

@@ -4,7 +4,8 @@
 1. staging files are never a commit point ⇒ deleted;
 2. a v2 file ⇒ open it (authoritative even with a residual WAL), sweep v1 best-effort; a file
    that opens but fails the self-check is replaced by a fresh store; a native open failure
-   quarantines (marker written, no retry in this process);
+   quarantines (marker written, no retry in this process); a scrub marker beside it (deletes
+   a kill kept from their rewrite) ⇒ the file is compacted before it is used;
 3. v1 with a WAL ⇒ v1 deleted unopened, an empty v2 published;
 4. v1 alone ⇒ the one-time migration;
 5. an orphan v2 WAL ⇒ deleted;
@@ -26,7 +27,7 @@ from memory_core.domain.claims import EmbeddingIdentity
 from .files import OpenStep, StoreFiles, fsync_directory, plan_open, remove_quietly
 from .guard import AbortFlag
 from .migrate_v1 import migrate_v1
-from .publish import StepHook, open_v2, publish
+from .publish import StepHook, compact, open_v2, publish
 from .schema import UnusableStore, connect, create_schema
 
 __all__ = ["Opened", "create_in_memory", "open_files", "republish"]
@@ -67,6 +68,11 @@ def open_files(
             _log.warning("vector store %s failed its self-check: replacing it", files.stem)
             return republish(files, identity, abort=abort, on_step=on_step, bind=bind)
         remove_quietly(files.v1, files.v1_wal)
+        if files.scrub.exists():
+            conn, found = opened
+            conn.close()
+            compact(files, found, abort=abort, on_step=on_step, bind=bind)
+            return open_v2(files, after_publish=True)
         return opened
     if step is OpenStep.PUBLISH_FRESH:
         remove_quietly(files.v2_wal)  # an orphan WAL without its database
@@ -89,9 +95,10 @@ def republish(
     on_step: StepHook,
     bind: Bind,
 ) -> Opened:
-    """Publish a fresh, empty v2 store (replacing any) and open it. Legacy files go too."""
+    """Publish a fresh, empty v2 store (replacing any) and open it. Legacy files go too,
+    and the scrub marker: the file whose deleted rows it stood for is gone."""
     publish(files, identity, abort=abort, on_step=on_step, bind=bind)
-    remove_quietly(files.v1, files.v1_wal)
+    remove_quietly(files.v1, files.v1_wal, files.scrub)
     return open_v2(files, after_publish=True)
 
 

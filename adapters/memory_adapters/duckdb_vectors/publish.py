@@ -4,8 +4,9 @@
 step copy rows in (the v1 migration), verifies format and row count, checkpoints, closes,
 asserts no staging WAL is left, and atomically renames staging over the v2 path — the one
 commit point (R-VEC-2). A crash before the rename leaves the old state intact (the next open
-deletes the staging file); after it, the new store is complete. `open_v2` is the open
-self-check of the published file.
+deletes the staging file); after it, the new store is complete. `compact` is the same path
+with the current file's live rows as content: the one way to get deleted rows' bytes out of
+a DuckDB file. `open_v2` is the open self-check of the published file.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from .files import StoreFiles, fsync_directory, remove_quietly
 from .guard import AbortFlag
 from .schema import UnusableStore, connect, create_schema, read_identity, sql_literal
 
-__all__ = ["STAGE", "Populate", "StepHook", "open_v2", "publish"]
+__all__ = ["STAGE", "Populate", "StepHook", "compact", "open_v2", "publish"]
 
 # Crash tests stop the process at named steps; production passes a no-op.
 StepHook = Callable[[str], None]
@@ -81,6 +82,40 @@ def publish(
     os.replace(files.staging, files.v2)
     fsync_directory(files.root)
     on_step("published")
+
+
+def compact(
+    files: StoreFiles,
+    identity: EmbeddingIdentity,
+    *,
+    abort: AbortFlag,
+    on_step: StepHook,
+    bind: Callable[[duckdb.DuckDBPyConnection | None], None],
+) -> None:
+    """Rewrite the closed v2 file with only its live rows, then drop the scrub marker.
+
+    Attached read-write so a residual WAL (a kill after the delete committed) is replayed
+    first. A crash before the rename leaves the old file and the marker, so the next open
+    compacts again; after it, the deleted rows exist in no file.
+    """
+    source = "scrub_source"
+
+    def copy_live(conn: duckdb.DuckDBPyConnection, abort: AbortFlag) -> int:
+        conn.execute(f"ATTACH {sql_literal(str(files.v2))} AS {source}")
+        try:
+            abort.check()
+            conn.execute(
+                f"INSERT INTO {STAGE}.memory_vector "
+                f"SELECT memory_id, embedding FROM {source}.memory_vector"
+            )
+            (count,) = conn.execute(f"SELECT count(*) FROM {source}.memory_vector").fetchall()[0]
+        finally:
+            conn.execute(f"DETACH {source}")
+        return int(count)
+
+    publish(files, identity, abort=abort, on_step=on_step, bind=bind, populate=copy_live)
+    remove_quietly(files.scrub)
+    fsync_directory(files.root)
 
 
 def open_v2(

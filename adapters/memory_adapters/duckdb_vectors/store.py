@@ -133,7 +133,7 @@ class DuckDBVectorStore:
                 store_generation=store.generation,
                 config_generation=config_generation,
             )
-            store.certificate = certificate
+            store.certificate, agent.parked = certificate, None
             missing = tuple(sorted(wanted - matrix.id_set()))
             _log.info(
                 "vector warm-up agent=%s vectors=%d missing=%d orphans_deleted=%d",
@@ -213,7 +213,7 @@ class DuckDBVectorStore:
         deadline: Deadline,
         cancel: CancellationToken,
     ) -> Sequence[VectorHit]:
-        matrix = self._certified(agent_id, certificate)
+        matrix = await self._certified(agent_id, certificate, deadline, cancel)
         (answer,) = await self._scan(
             matrix, [vector], top_k, (), what="query", deadline=deadline, cancel=cancel
         )
@@ -229,7 +229,7 @@ class DuckDBVectorStore:
         deadline: Deadline,
         cancel: CancellationToken,
     ) -> Sequence[Sequence[VectorHit]]:
-        matrix = self._certified(agent_id, certificate)
+        matrix = await self._certified(agent_id, certificate, deadline, cancel)
         return await self._scan(
             matrix, vectors, top_k, (), what="query_batch", deadline=deadline, cancel=cancel
         )
@@ -244,7 +244,7 @@ class DuckDBVectorStore:
         deadline: Deadline,
         cancel: CancellationToken,
     ) -> Sequence[VectorHit]:
-        matrix = self._certified(agent_id, certificate)
+        matrix = await self._certified(agent_id, certificate, deadline, cancel)
         vector = matrix.row(claim_id)
         if vector is None:
             _precheck(deadline, cancel, "query_by_id")
@@ -320,17 +320,31 @@ class DuckDBVectorStore:
             self._scans = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-scan")
         return self._scans
 
-    def _certified(self, agent_id: str, certificate: ReadyCertificate) -> ResidentMatrix:
+    async def _certified(
+        self,
+        agent_id: str,
+        certificate: ReadyCertificate,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> ResidentMatrix:
         agent = self._agents.get(agent_id)
         store = agent.store
         if (
-            store is None
-            or store.matrix is None
-            or store.certificate is None
-            or certificate != store.certificate
+            store is not None
+            and store.matrix is not None
+            and store.certificate is not None
+            and certificate == store.certificate
         ):
+            self._agents.touch(agent)
+            return store.matrix
+        # Evicted by the open-store cap since its warm-up: reopen it under the caller's
+        # deadline rather than leave the agent FTS-only until some later warm-up (R-VEC-4).
+        if agent.parked is None or agent.parked != certificate:
             raise VectorStoreCold(f"vector store of agent {agent_id!r} has no ready certificate")
-        self._agents.touch(agent)
+        _precheck(deadline, cancel, "resume")
+        async with agent.lock:
+            store = await self._agents.resume(agent, certificate, deadline, cancel)
+        assert store.matrix is not None
         return store.matrix
 
     async def _scan(

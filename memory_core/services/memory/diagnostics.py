@@ -18,7 +18,7 @@ from enum import StrEnum
 import attrs
 
 from memory_core.domain.cancellation import CancellationToken
-from memory_core.domain.claims import EmbeddingIdentity
+from memory_core.domain.claims import EmbeddingIdentity, EmbeddingState
 from memory_core.domain.errors import AgentMemoryError
 from memory_core.domain.scope import validate_agent_id
 from memory_core.services.memory.parts import MemoryParts
@@ -72,6 +72,9 @@ class AgentHealth:
     ready_claims: int | None = None  # ready with the provider's identity
     missing_vectors: int | None = None
     orphan_vectors: int | None = None
+    # Ready under another model's identity: no namespace of the provider's can cover them
+    # (a publish/reset pair cut short by a crash of an older version, R-VEC-2).
+    stale_ready_claims: int | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -158,6 +161,11 @@ class MemoryDiagnostics(MemoryParts):
         except AgentMemoryError as exc:
             return attrs.evolve(report, vector_health=f"error ({type(exc).__name__})")
         ready = set(self.store.list_ready_ids(agent, identity))
+        stale = sum(
+            1
+            for c in claims
+            if c.embedding_state is EmbeddingState.READY and c.embedding != identity
+        )
         return attrs.evolve(
             report,
             vector_health=vectors.health(agent).value,
@@ -166,6 +174,7 @@ class MemoryDiagnostics(MemoryParts):
             ready_claims=len(ready),
             missing_vectors=len(ready - stored),
             orphan_vectors=len(stored - ready),
+            stale_ready_claims=stale,
         )
 
 
@@ -224,6 +233,13 @@ def _vector_check(report: AgentHealth, identity: EmbeddingIdentity | None) -> He
             status=CheckStatus.FAIL,
             detail=f"{counts}; vectors were made by another model "
             f"({report.vector_identity.provider} {report.vector_identity.model}): run reindex",
+        )
+    if report.stale_ready_claims:
+        return HealthCheck(
+            name=name,
+            status=CheckStatus.FAIL,
+            detail=f"{counts}; {report.stale_ready_claims} claims are marked embedded by "
+            "another model and have no vector: run reindex",
         )
     detail = (
         f"{counts}; {report.vectors} vectors, {report.missing_vectors} missing, "

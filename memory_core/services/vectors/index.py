@@ -178,9 +178,13 @@ class VectorIndex:
                 )
             except IdentityMismatch:
                 # Another model's vectors: never mix them (R-PROV-4). Start the namespace
-                # over and let every claim be embedded again with the current model.
-                await self._vectors.rebuild(agent_id, identity, deadline=deadline, cancel=cancel)
+                # over and let every claim be embedded again with the current model. The
+                # reset commits first: it is the journal of the rebuild. Killed after it, the
+                # next warm-up still finds the old namespace, mismatches again and finishes;
+                # rebuilding first, a kill before the reset left claims `ready` under the old
+                # identity beside an empty namespace that coverage never questions (R-VEC-2).
                 self._store.reset_embeddings(agent_id, None, now=self._clock.now())
+                await self._vectors.rebuild(agent_id, identity, deadline=deadline, cancel=cancel)
                 report = await self._vectors.warm(
                     agent_id,
                     identity,

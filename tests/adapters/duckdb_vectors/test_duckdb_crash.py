@@ -1,6 +1,6 @@
 """Crash tests: a real child process is SIGKILLed at each step of publish, rebuild and the v1
 migration; the next open finds the old store or the new one, complete — never a corrupt one
-(R-VEC-2, R-VEC-3)."""
+(R-VEC-2, R-VEC-3); and the memory service killed while it changes embedder (R-PROV-4)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+from memory_adapters.clocks import MonotonicClock
 from memory_adapters.duckdb_vectors import DuckDBVectorStore, write_v1_file
 from memory_contracts.fakes import ManualClock
+from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.claims import EmbeddingIdentity
 from memory_core.ports.vectors import VectorHealth
+from memory_core.services.memory.diagnostics import CheckStatus
+from memory_plugins.bootstrap import open_memory
 
 CHILD = Path(__file__).with_name("duckdb_crash_child.py")
 OLD = EmbeddingIdentity(provider="crash", model="old", dim=4)
@@ -163,3 +167,77 @@ def test_a_crash_after_a_committed_write_keeps_it_through_the_wal(
     crash(tmp_path, "write", "written")
     assert (tmp_path / f"{AGENT}.v2.duckdb.wal").exists()
     assert inspect(tmp_path, clock, calls) == (OLD, ["late", "old-1"])
+
+
+@pytest.mark.parametrize("step", ["deleted", *PUBLISH_STEPS])
+def test_a_crash_before_a_delete_is_scrubbed_is_finished_by_the_next_open(
+    tmp_path: Path, clock: ManualClock, calls: Calls, step: str
+) -> None:
+    """R-PRIV-3, R-VEC-2: killed after the delete committed — before the close's rewrite or
+    at any step of it — the next open rewrites the file: the deleted id is in no file and
+    the other vectors are all there."""
+
+    async def seed() -> None:
+        store = DuckDBVectorStore(tmp_path, clock)
+        await store.upsert(AGENT, OLD, {"old-1": [1, 0, 0, 0], "old-2": [0, 0, 1, 0]}, **calls())
+        await store.aclose()
+
+    asyncio.run(seed())
+    crash(tmp_path, "scrub", step)
+    assert inspect(tmp_path, clock, calls) == (OLD, ["old-2"])
+    leftovers = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+    assert b"old-1" not in leftovers and b"old-2" in leftovers
+    assert not (tmp_path / f"{AGENT}.v2.duckdb.scrub").exists()
+
+
+def hashing(dimensions: int) -> str:
+    return (
+        '[plugins.embedding_provider]\nname = "hashing"\n'
+        f"[plugins.embedding_provider.options]\ndimensions = {dimensions}\n"
+    )
+
+
+@pytest.mark.parametrize("step", PUBLISH_STEPS)
+def test_a_crash_while_the_service_changes_embedder_is_repaired_by_the_next_start(
+    tmp_path: Path, step: str
+) -> None:
+    """R-VEC-2, R-PROV-4: the claims' reset and the new namespace's publish are one change.
+    Killed at any step of it — the rename included — the next start re-embeds every claim
+    with the new model, and doctor finds nothing left to repair."""
+    (tmp_path / "old.toml").write_text(hashing(8), encoding="utf-8")
+    (tmp_path / "new.toml").write_text(hashing(16), encoding="utf-8")
+    facts = ["The user keeps bees.", "The user sails on Sundays.", "The user reads Tolstoy."]
+
+    async def seed() -> list[str]:
+        memory = open_memory(tmp_path, config=tmp_path / "old.toml")
+        try:
+            ids = [(await memory.remember(AGENT, fact)).claim_id for fact in facts]
+            assert await memory.warm(AGENT)
+            assert memory.pending_embeddings(AGENT) == 0
+            return sorted(claim_id for claim_id in ids if claim_id is not None)
+        finally:
+            await memory.aclose()
+
+    claim_ids = asyncio.run(seed())
+    crash(tmp_path, "reidentify", step)
+
+    async def restart() -> None:
+        memory = open_memory(tmp_path, config=tmp_path / "new.toml")
+        try:
+            # The first warm-up may find the old namespace and rebuild it; the second embeds.
+            assert await memory.warm(AGENT)
+            assert await memory.warm(AGENT)
+            vectors = memory.index.vectors
+            assert vectors is not None
+            calls = {
+                "deadline": Deadline.after(MonotonicClock(), 60),
+                "cancel": CancellationToken(),
+            }
+            assert sorted(await vectors.list_ids(AGENT, **calls)) == claim_ids
+            assert memory.pending_embeddings(AGENT) == 0
+            report = await memory.diagnose([AGENT])
+            assert {check.status for check in report.checks} == {CheckStatus.OK}, report.checks
+        finally:
+            await memory.aclose()
+
+    asyncio.run(restart())

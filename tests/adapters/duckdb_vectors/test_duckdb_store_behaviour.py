@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import duckdb
 import numpy as np
 import pytest
@@ -213,11 +214,12 @@ def test_concurrent_upserts_to_one_agent_are_serialised(open_store: Opener, call
     asyncio.run(scenario())
 
 
-def test_idle_stores_beyond_the_cap_are_closed_and_their_certificates_lapse(
+def test_idle_stores_beyond_the_cap_are_closed_and_resume_under_their_certificates(
     open_store: Opener, calls: Calls
 ) -> None:
     """R-VEC-4: the least recently used agent is closed when a third opens under a cap of
-    two; its data stays and it answers again after a warm-up."""
+    two; its data stays, and its next query reopens it under the certificate it was warmed
+    with (closing the then least recently used one), so eviction never leaves it cold."""
 
     async def scenario() -> None:
         store = open_store(max_open=2)
@@ -230,13 +232,14 @@ def test_idle_stores_beyond_the_cap_are_closed_and_their_certificates_lapse(
             certs[agent] = report.certificate
         await store.query("b", certs["b"], [1, 0, 0, 0], 1, **calls())  # a is now the oldest
         await store.upsert("c", IDENTITY, {"c1": [1, 0, 0, 0]}, **calls())
+        assert store._agents.get("a").store is None  # evicted
+        for agent in ("a", "b", "a"):
+            hits = await store.query(agent, certs[agent], [1, 0, 0, 0], 1, **calls())
+            assert [hit.claim_id for hit in hits] == [f"{agent}1"]
+            assert sum(s is not None for s in (store._agents.get(x).store for x in "abc")) <= 2
+        stale = attrs.evolve(certs["a"], store_generation=certs["a"].store_generation + 99)
         with pytest.raises(VectorStoreCold):
-            await store.query("a", certs["a"], [1, 0, 0, 0], 1, **calls())
-        hits = await store.query("b", certs["b"], [1, 0, 0, 0], 1, **calls())
-        assert [hit.claim_id for hit in hits] == ["b1"]
-        report = await store.warm("a", IDENTITY, ["a1"], config_generation=1, **calls())
-        hits = await store.query("a", report.certificate, [1, 0, 0, 0], 1, **calls())
-        assert [hit.claim_id for hit in hits] == ["a1"]
+            await store.query("a", stale, [1, 0, 0, 0], 1, **calls())
 
     asyncio.run(scenario())
 
