@@ -17,7 +17,7 @@ from memory_core.domain.errors import ClearInProgress, NotFound, ScopeError, Val
 from memory_core.domain.scope import Scope, ScopeFilter
 from memory_core.ports.claims import DerivationKind, InsertOutcome
 from memory_core.ports.claims import InsertStatus as Status
-from memory_core.storage.admission import admit, tombstone_verdict
+from memory_core.storage.admission import admit, require_generic_kind, tombstone_verdict
 from memory_core.storage.drafts import PreparedDraft, draft_of, prepare, stored_time
 from memory_core.storage.intervals import closed_valid_until, closing_instant, reopened_temporal
 from memory_core.storage.succession import (
@@ -75,6 +75,8 @@ class FakeClaimRecords(FakeStoreBase):
         self, drafts: Sequence[ClaimDraft], *, origin: WriteOrigin, now: datetime
     ) -> Sequence[InsertOutcome]:
         at, origin = stored_time(now, "now"), WriteOrigin(origin)
+        for draft in drafts:
+            require_generic_kind(draft.kind, origin)
         with self._open().transaction() as table:
             # The secret policy runs over the whole batch before anything is written.
             prepared = [prepare(draft, self._policy) for draft in drafts]

@@ -3,6 +3,10 @@
 A repeated provenance key is a duplicate and answered before any tombstone is probed; a
 tombstoned identity suppresses the write unless the user adds it explicitly, which
 releases exactly those tombstones. A revived row passes the same tombstone rule.
+
+Persona and working rows are projections (R-MAINT-3): nothing deletes, archives or
+tombstones them, so the generic write path — `remember`, by the model or the user — may not
+create one, or it could never be forgotten.
 """
 
 from __future__ import annotations
@@ -10,9 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import StrEnum
 
-from memory_core.domain.claims import WriteOrigin
+from memory_core.domain.claims import ClaimKind, WriteOrigin
+from memory_core.domain.errors import ValidationError
 
-__all__ = ["Admission", "admit", "tombstone_verdict"]
+__all__ = ["Admission", "admit", "require_generic_kind", "tombstone_verdict"]
+
+# The origins of `remember`: the model's tool and the user's explicit add.
+_GENERIC_ORIGINS = frozenset({WriteOrigin.MODEL_TOOL, WriteOrigin.USER_ADD})
 
 
 class Admission(StrEnum):
@@ -41,3 +49,11 @@ def admit(*, duplicate: bool, tombstoned: Callable[[], bool], origin: WriteOrigi
     if duplicate:
         return Admission.DUPLICATE
     return tombstone_verdict(tombstoned=tombstoned(), origin=origin)
+
+
+def require_generic_kind(kind: ClaimKind | str, origin: WriteOrigin | str) -> None:
+    """Refuse a persona/working row from the generic write path (ValidationError on `kind`)."""
+    if WriteOrigin(origin) in _GENERIC_ORIGINS and ClaimKind(kind).is_internal:
+        raise ValidationError(
+            "kind", f"{ClaimKind(kind).value} rows are projections, not remembered facts"
+        )
