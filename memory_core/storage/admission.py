@@ -4,6 +4,12 @@ A repeated provenance key is a duplicate and answered before any tombstone is pr
 tombstoned identity suppresses the write unless the user adds it explicitly, which
 releases exactly those tombstones. A revived row passes the same tombstone rule.
 
+The folded identity (same reading, any scope) is probed for `remember` only: the model's
+tool must not re-save what the user forgot by changing case or scope, and the user's
+explicit add releases it. Extraction and import probe the exact identities: a fact the user
+states again in conversation is new evidence, not a replay (R-FORGET-1: similar but
+independent facts are not suppressed).
+
 Persona and working rows are projections (R-MAINT-3): nothing deletes, archives or
 tombstones them, so the generic write path — `remember`, by the model or the user — may not
 create one, or it could never be forgotten.
@@ -16,8 +22,9 @@ from enum import StrEnum
 
 from memory_core.domain.claims import ClaimKind, WriteOrigin
 from memory_core.domain.errors import ValidationError
+from memory_core.domain.provenance import TombstoneIdentity
 
-__all__ = ["Admission", "admit", "require_generic_kind", "tombstone_verdict"]
+__all__ = ["Admission", "admit", "probed_identities", "require_generic_kind", "tombstone_verdict"]
 
 # The origins of `remember`: the model's tool and the user's explicit add.
 _GENERIC_ORIGINS = frozenset({WriteOrigin.MODEL_TOOL, WriteOrigin.USER_ADD})
@@ -57,3 +64,12 @@ def require_generic_kind(kind: ClaimKind | str, origin: WriteOrigin | str) -> No
         raise ValidationError(
             "kind", f"{ClaimKind(kind).value} rows are projections, not remembered facts"
         )
+
+
+def probed_identities(
+    identities: tuple[TombstoneIdentity, ...], origin: WriteOrigin | str
+) -> tuple[TombstoneIdentity, ...]:
+    """The identities a write of this origin is checked against (and a user add releases)."""
+    if WriteOrigin(origin) in _GENERIC_ORIGINS:
+        return identities
+    return tuple(identity for identity in identities if not identity.folded)

@@ -47,7 +47,7 @@ class ForgettingContract(RoleCases):
         text = "Lives at Rosenstraße 5"
         claim = self._add(forgetting_store, clock, text)
         deleted = forgetting_store.delete(A, claim.id, now=clock.now())
-        assert deleted.tombstones_written == 2
+        assert deleted.tombstones_written == 3  # provenance, content, folded content
         replays = [text, f"  {text}  ", unicodedata.normalize("NFD", text), text.replace(" ", "\t")]
         for origin in (EXTRACTION, MODEL_TOOL):
             for variant in replays:
