@@ -57,7 +57,7 @@ def _special() -> re.Pattern[str]:
     return re.compile(f"[{bmp}\\U00010000-\\U0010FFFF]+")
 
 
-@functools.cache
+@functools.lru_cache(maxsize=8192)  # bounded: a hostile text may hold any code point
 def _fold_char(char: str, keep_invisible: bool, lookalikes: bool) -> str:
     if not keep_invisible and _is_invisible(char):
         return ""
@@ -65,6 +65,9 @@ def _fold_char(char: str, keep_invisible: bool, lookalikes: bool) -> str:
         " " if unicodedata.category(c) == "Zs" else c for c in unicodedata.normalize("NFKC", char)
     )
     return folded.translate(_LOOKALIKES) if lookalikes else folded
+
+
+_AFTER_ANY = 1 << 62  # sorts after every original index in a (folded, original) pair
 
 
 @attrs.frozen
@@ -89,9 +92,6 @@ class Folded:
     def original_span(self, start: int, end: int) -> tuple[int, int]:
         """The original span `[start, end)` of the folded text came from (end > start)."""
         return self.original_index(start), self.original_index(end - 1) + 1
-
-
-_AFTER_ANY = 1 << 62  # sorts after every original index in a (folded, original) pair
 
 
 def fold(text: str, *, keep_invisible: bool = False, lookalikes: bool = False) -> Folded:
