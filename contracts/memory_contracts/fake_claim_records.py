@@ -17,7 +17,12 @@ from memory_core.domain.errors import ClearInProgress, NotFound, ScopeError, Val
 from memory_core.domain.scope import Scope, ScopeFilter
 from memory_core.ports.claims import DerivationKind, InsertOutcome
 from memory_core.ports.claims import InsertStatus as Status
-from memory_core.storage.admission import admit, tombstone_verdict
+from memory_core.storage.admission import (
+    admit,
+    probed_identities,
+    require_generic_kind,
+    tombstone_verdict,
+)
 from memory_core.storage.drafts import PreparedDraft, draft_of, prepare, stored_time
 from memory_core.storage.intervals import closed_valid_until, closing_instant, reopened_temporal
 from memory_core.storage.succession import (
@@ -75,6 +80,8 @@ class FakeClaimRecords(FakeStoreBase):
         self, drafts: Sequence[ClaimDraft], *, origin: WriteOrigin, now: datetime
     ) -> Sequence[InsertOutcome]:
         at, origin = stored_time(now, "now"), WriteOrigin(origin)
+        for draft in drafts:
+            require_generic_kind(draft.kind, origin)
         with self._open().transaction() as table:
             # The secret policy runs over the whole batch before anything is written.
             prepared = [prepare(draft, self._policy) for draft in drafts]
@@ -87,11 +94,12 @@ class FakeClaimRecords(FakeStoreBase):
         if agent_id in table.jobs:
             raise ClearInProgress("a clear job is pending for this agent")
         existing = table.by_key(agent_id, prepared.key)
-        tombstoned = partial(table.tombstoned, agent_id, prepared.identities)  # asked if new
+        identities = probed_identities(prepared.identities, origin)
+        tombstoned = partial(table.tombstoned, agent_id, identities)  # asked if new
         admission = admit(duplicate=existing is not None, tombstoned=tombstoned, origin=origin)
         if not admission.writes:  # DUPLICATE and SUPPRESSED are insert statuses too
             return InsertOutcome(status=Status(admission.value), claim=existing)
-        released = table.release(agent_id, prepared.identities, admission)
+        released = table.release(agent_id, identities, admission)
         internal = draft.kind.is_internal
         claim = Claim(
             id=self._new_id("mem"),
@@ -171,11 +179,12 @@ class FakeClaimRecords(FakeStoreBase):
         table: ClaimTable, claim: Claim, prepared: PreparedDraft, origin: WriteOrigin, now: datetime
     ) -> InsertOutcome:
         """A retired row live again, under the insert's tombstone rule; it is re-embedded."""
-        tombstoned = table.tombstoned(claim.agent_id, prepared.identities)
+        identities = probed_identities(prepared.identities, origin)
+        tombstoned = table.tombstoned(claim.agent_id, identities)
         verdict = tombstone_verdict(tombstoned=tombstoned, origin=origin)
         if not verdict.writes:
             return InsertOutcome(status=Status.SUPPRESSED)
-        released = table.release(claim.agent_id, prepared.identities, verdict)
+        released = table.release(claim.agent_id, identities, verdict)
         temporal = reopened_temporal(claim.temporal, prepared.temporal, now)
         revived = table.bump(claim, now, superseded_by=None, temporal=temporal, **_PENDING)
         return InsertOutcome(status=Status.REVIVED, claim=revived, released_tombstones=released)

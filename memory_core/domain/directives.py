@@ -2,7 +2,7 @@
 
 Only an explicit user create or approve makes a directive active; anything derived from
 conversation is a draft (R-DIR-1). A `suppress_topic` topic must be specific enough to
-match on — at least two visible base characters once CJK is involved (R-DIR-2).
+match on — at least two visible base characters, in every script (R-DIR-2).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ __all__ = [
     "MAX_ACTIVE_DIRECTIVES",
     "MAX_DIRECTIVE_CONTENT",
     "MAX_TOPIC_LENGTH",
+    "MIN_TOPIC_BASE_CHARACTERS",
     "Directive",
     "DirectiveKind",
     "DirectiveSource",
@@ -36,6 +37,7 @@ __all__ = [
 MAX_ACTIVE_DIRECTIVES = 64
 MAX_DIRECTIVE_CONTENT = 2_000
 MAX_TOPIC_LENGTH = 512
+MIN_TOPIC_BASE_CHARACTERS = 2  # a one-character substring matches nearly everything
 _IDENTITY_DOMAIN = "deepchat-memory-directive-v1"
 _WHITESPACE_RUN = re.compile(r"\s+")
 
@@ -80,29 +82,19 @@ def match_text(text: str) -> str:
     return _WHITESPACE_RUN.sub(" ", normalised).strip().lower()
 
 
-def _is_cjk_script(char: str) -> bool:
-    name = unicodedata.name(char, "")
-    return name.startswith(("CJK ", "HIRAGANA", "KATAKANA", "HANGUL"))
-
-
 def is_topic_specific(topic: str) -> bool:
-    """True when a topic is narrow enough to suppress on.
+    """True when a topic is narrow enough to suppress on: ≥2 visible base characters.
 
-    Substring matching on a single CJK character would suppress half a language, so a topic
-    containing Han/Kana/Hangul needs ≥2 visible base characters (controls, combining marks,
-    separators and whitespace do not count). Any non-blank other topic qualifies.
+    Matching is a substring test, so one character — a Han character, but just as much a
+    Latin `a` — would hide nearly every memory. The rule is the same for every script;
+    controls, format characters, combining marks, separators and whitespace do not count.
     """
-    normalised = match_text(topic)
     visible = [
         ch
-        for ch in normalised
+        for ch in match_text(topic)
         if unicodedata.category(ch)[0] not in ("C", "M", "Z") and not ch.isspace()
     ]
-    if not visible:
-        return False
-    if any(_is_cjk_script(ch) for ch in visible):
-        return len(visible) >= 2
-    return True
+    return len(visible) >= MIN_TOPIC_BASE_CHARACTERS
 
 
 def topic_matches(topic: str, content: str) -> bool:

@@ -3,6 +3,13 @@
 Byte layouts follow the reference's §3.6 exactly so that keys computed here match keys
 already stored by DeepChat: NUL-separated UTF-8 for v2 keys, compact JSON array text
 (`JSON.stringify` framing) for v3 keys and tombstones.
+
+A third tombstone identity is ours, not DeepChat's (issue 11): the owner-wide identity of the
+*folded* content — NFKC, casefold, format characters dropped, punctuation and whitespace runs
+to one space. Exact identities let the model re-save a forgotten fact with a change of case,
+a full stop or a zero-width space (all render alike), or at another scope (a forgotten
+session fact re-saved at agent scope, visible everywhere). It has its own hash domain, so the
+existing identities keep DeepChat's layout and DeepChat never matches the new one.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ __all__ = [
     "TombstoneIdentity",
     "TombstoneKind",
     "canonical_content",
+    "folded_content",
     "legacy_provenance_key",
     "provenance_key",
     "query_hash",
@@ -40,12 +48,26 @@ _JS_WHITESPACE = (
 _WHITESPACE_RUN = re.compile(f"[{re.escape(_JS_WHITESPACE)}]+")
 _TOMBSTONE_DOMAIN = "deepchat.agent-memory.tombstone.v1"
 _SCOPED_CONTENT_DOMAIN = "deepchat.agent-memory.tombstone.content.v2"
+_FOLDED_CONTENT_DOMAIN = "agent-memory.tombstone.content.folded.v1"
 _WORKING_SEED = "session-working-blob"
 
 
 def canonical_content(text: str) -> str:
     """Trim, collapse whitespace runs to one space, NFC. Case is preserved."""
     return unicodedata.normalize("NFC", _WHITESPACE_RUN.sub(" ", text.strip(_JS_WHITESPACE)))
+
+
+def folded_content(text: str) -> str:
+    """The form two texts that read the same share: NFKC, casefold, format characters
+    dropped, punctuation and whitespace runs to one space, trimmed."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    chars = []
+    for char in folded:
+        category = unicodedata.category(char)
+        if category == "Cf":
+            continue
+        chars.append(" " if category[0] in "PZ" or char.isspace() else char)
+    return " ".join("".join(chars).split())
 
 
 def _json_array(items: list[str]) -> str:
@@ -107,19 +129,23 @@ class TombstoneKind(StrEnum):
 
 @attrs.frozen(kw_only=True)
 class TombstoneIdentity:
-    """One hash-only suppression identity. Holds no plaintext."""
+    """One hash-only suppression identity. Holds no plaintext. A `folded` identity is stored
+    as a `content` one (its own hash domain keeps them apart), so no store needs a new kind."""
 
     kind: TombstoneKind
     hash: str
+    folded: bool = False
 
 
 def tombstone_identities(
     agent_id: str, scope: Scope, content: str, stored_provenance_key: str | None
 ) -> tuple[TombstoneIdentity, ...]:
-    """The identities that suppress an exact replay of a forgotten claim.
+    """The identities that suppress a replay of a forgotten claim.
 
     The content identity leaves the kind out, so a forgotten semantic claim also blocks an
-    identical episodic replay; Agent scope keeps the pre-scope layout for compatibility.
+    identical episodic replay; Agent scope keeps the pre-scope layout for compatibility. The
+    folded identity leaves the scope out too: it suppresses a replay that only reads the same,
+    at any scope of the owner. Both are stored as `content` identities.
     """
     identities: list[TombstoneIdentity] = []
     if stored_provenance_key is not None:
@@ -140,4 +166,12 @@ def tombstone_identities(
             [_SCOPED_CONTENT_DOMAIN, agent_id, scope.kind.value, scope.scope_id, normalised]
         )
     identities.append(TombstoneIdentity(kind=TombstoneKind.CONTENT, hash=_sha256_hex(content_text)))
+    folded = folded_content(content)
+    if folded:  # text of punctuation only has no reading to suppress
+        folded_text = _json_array([_FOLDED_CONTENT_DOMAIN, agent_id, folded])
+        identities.append(
+            TombstoneIdentity(
+                kind=TombstoneKind.CONTENT, hash=_sha256_hex(folded_text), folded=True
+            )
+        )
     return tuple(identities)

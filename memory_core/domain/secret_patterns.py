@@ -201,6 +201,38 @@ DEFAULT_DETECTORS: tuple[Detector, ...] = (
         PROVIDER,
     ),
     _rx("stripe_key", r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", PROVIDER),
+    # Formats after gitleaks' and detect-secrets' rules: each a fixed prefix and a length, so
+    # identifiers such as `hf_hub_download` or `npm_config_cache` are not keys.
+    _rx("huggingface_token", r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{34,40}(?![A-Za-z0-9_])", PROVIDER),
+    _rx(
+        "gitlab_token",
+        r"(?<![A-Za-z0-9_-])gl(?:pat|ptt|dt|rt|soat|cbt)-[A-Za-z0-9_-]{20,}",
+        PROVIDER,
+    ),
+    _rx("npm_token", r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])", PROVIDER),
+    _rx("pypi_token", r"(?<![A-Za-z0-9_-])pypi-AgE[A-Za-z0-9_-]{50,}", PROVIDER),
+    _rx(
+        "sendgrid_key",
+        r"(?<![A-Za-z0-9_.-])SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])",
+        PROVIDER,
+    ),
+    _rx("twilio_key", r"(?<![A-Za-z0-9_])SK[0-9a-fA-F]{32}(?![A-Za-z0-9_])", PROVIDER),
+    _rx(
+        "azure_storage_key",
+        r"(?i:Account|SharedAccess)Key=(?P<secret>[A-Za-z0-9+/]{40,}={0,2})",
+        PROVIDER,
+    ),
+    _rx(
+        "telegram_bot_token",
+        r"(?<![A-Za-z0-9_:-])\d{5,16}:A[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])",
+        PROVIDER,
+    ),
+    _rx(
+        "discord_webhook",
+        r"(?i:https?://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/)\d{5,25}/"
+        r"[A-Za-z0-9_-]{60,70}",
+        PROVIDER,
+    ),
     _rx(
         "private_key",
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----"

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import attrs
 
 from memory_core.domain.errors import SecretRejected, ValidationError
+from memory_core.domain.folding import fold
 from memory_core.domain.secret_patterns import DEFAULT_DETECTORS, Detector
 
 __all__ = ["PatternSecretPolicy", "SecretFinding", "WriteMode", "redact_for_log"]
@@ -93,6 +94,10 @@ class PatternSecretPolicy:
         return DEFAULT_DETECTORS + self.extra_detectors
 
     def find(self, text: str) -> Sequence[SecretFinding]:
+        """Findings with offsets into `text`. Detectors run on the folded text, so a key split
+        by a zero-width space, soft hyphen or word joiner (which render as nothing and which
+        the prompt sanitiser strips) or written in fullwidth digits is still a key."""
+        folded = fold(text)
         candidates = [
             _Candidate(
                 kind=detector.name,
@@ -102,8 +107,9 @@ class PatternSecretPolicy:
                 order=order,
             )
             for order, detector in enumerate(self.detectors)
-            for start, end in detector.spans(text)
-            if end > start
+            for start, end in (
+                folded.original_span(s, e) for s, e in detector.spans(folded.text) if e > s
+            )
         ]
         return _resolve(candidates)
 

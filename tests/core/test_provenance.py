@@ -203,11 +203,13 @@ def test_legacy_key_ignores_case_where_v2_does_not() -> None:
 
 def test_tombstone_identities_of_an_agent_scope_claim() -> None:
     """R-FORGET-1: provenance identity over the stored key, content identity in the
-    pre-scope layout; both are SHA-256 hex of compact JSON arrays."""
+    pre-scope layout; both are SHA-256 hex of compact JSON arrays (the third, folded one is
+    ours, tested in tests/reliability/test_forget_tombstone_folding.py)."""
     key = provenance_key("a", "semantic", Scope.agent(), "Likes  Redis")
     identities = tombstone_identities("a", Scope.agent(), " Likes  Redis ", key)
     assert [identity.kind for identity in identities] == [
         TombstoneKind.PROVENANCE,
+        TombstoneKind.CONTENT,
         TombstoneKind.CONTENT,
     ]
     provenance_text = f'["deepchat.agent-memory.tombstone.v1","provenance","a","{key}"]'
@@ -219,7 +221,7 @@ def test_tombstone_identities_of_an_agent_scope_claim() -> None:
 def test_tombstone_content_identity_of_a_narrow_scope_claim() -> None:
     """R-FORGET-1: narrow scopes use the v2 content domain with scope type and id."""
     identities = tombstone_identities("a", Scope.session("s1"), "猫 は かわいい", None)
-    assert len(identities) == 1
+    assert len(identities) == 2  # and the folded identity
     text = '["deepchat.agent-memory.tombstone.content.v2","a","session","s1","猫 は かわいい"]'
     assert identities[0].kind is TombstoneKind.CONTENT
     assert identities[0].hash == sha256_hex(text.encode())
@@ -228,7 +230,7 @@ def test_tombstone_content_identity_of_a_narrow_scope_claim() -> None:
 def test_tombstone_without_stored_key_has_only_the_content_identity() -> None:
     """R-FORGET-1: the provenance identity exists only when the row had a key."""
     identities = tombstone_identities("a", Scope.agent(), "x", None)
-    assert [identity.kind for identity in identities] == [TombstoneKind.CONTENT]
+    assert [identity.kind for identity in identities] == [TombstoneKind.CONTENT] * 2
 
 
 def test_content_identity_ignores_the_kind() -> None:

@@ -58,7 +58,7 @@ def test_forgetting_by_delete_survives_replay_until_the_user_adds_it(
         memory = make_memory(tmp_path, clock)
         first = await memory.remember(A, "Project Saffron uses Rust.")
         assert first.claim_id is not None
-        assert await memory.delete(A, first.claim_id) == 2
+        assert await memory.delete(A, first.claim_id) == 3
         replay = await memory.remember(A, "  Project   Saffron uses Rust. ")
         assert replay.status is RememberStatus.REQUIRES_USER_REAUTHORIZATION
         assert (await memory.recall(A, "Saffron")).items == ()

@@ -24,7 +24,7 @@ from memory_core.domain.claims import WriteOrigin
 from memory_core.domain.errors import ClearInProgress, NotFound, ValidationError
 from memory_core.ports.claims import DerivationKind, InsertOutcome, InsertStatus
 from memory_core.ports.secrets import SecretPolicy
-from memory_core.storage.admission import Admission, admit, tombstone_verdict
+from memory_core.storage.admission import Admission, admit, probed_identities, tombstone_verdict
 from memory_core.storage.drafts import PreparedDraft, draft_of, prepare
 from memory_core.storage.intervals import closed_valid_until, closing_instant, reopened_temporal
 from memory_core.storage.succession import (
@@ -69,15 +69,18 @@ def _row_by_key(session: Session, agent_id: str, key: str) -> ClaimRow | None:
     return None if row is None else claim_row(session, row)
 
 
-def _tombstone_gate(session: Session, prepared: PreparedDraft, admission: Admission) -> int:
+def _tombstone_gate(
+    session: Session, prepared: PreparedDraft, admission: Admission, origin: WriteOrigin
+) -> int:
     """Release the draft's tombstones when the rule says so; how many were released."""
     if admission is Admission.RELEASED:
-        return tombstones.release(session, prepared.draft.agent_id, prepared.identities)
+        identities = probed_identities(prepared.identities, origin)
+        return tombstones.release(session, prepared.draft.agent_id, identities)
     return 0
 
 
-def _tombstoned(session: Session, prepared: PreparedDraft) -> bool:
-    identities = prepared.identities
+def _tombstoned(session: Session, prepared: PreparedDraft, origin: WriteOrigin) -> bool:
+    identities = probed_identities(prepared.identities, origin)
     return (
         bool(identities) and tombstones.matching(session, prepared.draft.agent_id, identities) > 0
     )
@@ -98,14 +101,14 @@ def insert_prepared(
     existing = _row_by_key(session, agent_id, prepared.key)
     admission = admit(
         duplicate=existing is not None,
-        tombstoned=lambda: _tombstoned(session, prepared),
+        tombstoned=lambda: _tombstoned(session, prepared, origin),
         origin=origin,
     )
     if existing is not None:
         return InsertOutcome(status=InsertStatus.DUPLICATE, claim=existing.to_claim())
     if not admission.writes:
         return InsertOutcome(status=InsertStatus.SUPPRESSED)
-    released = _tombstone_gate(session, prepared, admission)
+    released = _tombstone_gate(session, prepared, admission, origin)
     row = ClaimRow.from_prepared(prepared, claim_id=new_id(), now=now)
     session.execute(_INSERT_SQL, attrs.astuple(row, recurse=False))
     if not draft.kind.is_internal:  # a new claim is active and unsuperseded: recallable
@@ -184,10 +187,10 @@ def _revive(
 ) -> InsertOutcome:
     """Make a retired row live again (reference §3.2 `revive_superseded`), under the same
     tombstone rules as an insert (R-WRITE-4/5). Its vector may be gone: re-embed."""
-    admission = tombstone_verdict(tombstoned=_tombstoned(session, prepared), origin=origin)
+    admission = tombstone_verdict(tombstoned=_tombstoned(session, prepared, origin), origin=origin)
     if not admission.writes:
         return InsertOutcome(status=InsertStatus.SUPPRESSED)
-    released = _tombstone_gate(session, prepared, admission)
+    released = _tombstone_gate(session, prepared, admission, origin)
     columns = temporal_columns(reopened_temporal(row.to_claim().temporal, prepared.temporal, now))
     assignments = ", ".join(f"{column} = ?" for column in columns)
     session.execute(

@@ -41,6 +41,7 @@ from memory_core.ports.claims import (
 )
 from memory_core.ports.clock import DomainClock
 from memory_core.ports.secrets import SecretPolicy
+from memory_core.storage.admission import require_generic_kind
 from memory_core.storage.directives import NormalisedDirective, normalise_directive
 from memory_core.storage.drafts import prepare, stored_time
 
@@ -109,6 +110,8 @@ class SqlClaimStore:
         self, drafts: Sequence[ClaimDraft], *, origin: WriteOrigin, now: datetime
     ) -> Sequence[InsertOutcome]:
         origin = WriteOrigin(origin)
+        for draft in drafts:
+            require_generic_kind(draft.kind, origin)
         # The secret policy and hashing run before any lock is taken.
         prepared = [prepare(draft, self._policy) for draft in drafts]
         now = self._now(now)

@@ -1,6 +1,6 @@
 """Hash-only tombstones, looked up and written inside the caller's transaction (R-WRITE-4,
 R-FORGET-1). Nothing here ever sees a tombstone's plaintext, because there is none. Each
-identity is one primary-key probe or write: a row has at most two identities."""
+identity is one primary-key probe or write: a row has at most three identities."""
 
 from __future__ import annotations
 

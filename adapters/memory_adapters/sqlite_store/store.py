@@ -5,11 +5,20 @@ The SQL claim store (`sql_claims.SqlClaimStore`) on the SQLite dialect: writers 
 What is SQLite's own lives here: opening and migrating the file, and making forgetting
 physical — the FTS5 merge and WAL checkpoint of `checkpoint`. Library exceptions never
 leave it.
+
+A checkpoint another connection blocks (a reader's open snapshot: a CLI `list`, a backup)
+leaves old page images, deleted text among them, in the main file and the WAL. SQLite says
+so only in the pragma's result, so `checkpoint` reads it: when the WAL was not fully
+written back and truncated, a durable, content-free mark (`<db>.scrub-pending`, empty) says
+a scrub is owed. The store finishes it at the next opportunity — after each write it
+commits, without waiting on readers — and on open, even after a SIGKILL; `scrub_pending`
+tells doctor (R-PRIV-3, issue 11).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
@@ -32,6 +41,7 @@ from memory_core.ports.secrets import SecretPolicy
 __all__ = ["ApswClaimStore"]
 
 _SYNCHRONOUS = ("NORMAL", "FULL", "EXTRA")
+_SCRUB_MARK_SUFFIX = ".scrub-pending"
 
 
 class ApswClaimStore(SqlClaimStore):
@@ -63,6 +73,8 @@ class ApswClaimStore(SqlClaimStore):
             dialect=SQLITE, secret_policy=secret_policy, clock=clock, id_factory=id_factory
         )
         self._path = Path(path)
+        self._scrub_mark = self._path.with_name(self._path.name + _SCRUB_MARK_SUFFIX)
+        self._busy_timeout_ms = busy_timeout_ms
         self._closed = False
         self._hardened = hardened = not unsafe_disable_forensic_hardening
         self._conn = open_connection(
@@ -75,6 +87,8 @@ class ApswClaimStore(SqlClaimStore):
             migrate(self._conn, now_ms=to_ms(clock.now()))
             with write_transaction(self._conn):
                 fts.configure(self._conn, hardened=hardened)
+            if self.scrub_pending:  # a scrub a reader (or a kill) interrupted is finished now
+                self.checkpoint()
         except BaseException:
             self._conn.close()
             raise
@@ -96,6 +110,10 @@ class ApswClaimStore(SqlClaimStore):
     def _write(self, *agent_ids: str) -> Iterator[Session]:
         with write_transaction(self._conn) as conn:
             yield Session(conn, SQLITE)
+        if self.scrub_pending:
+            # The next opportunity: one try that never waits on a reader, so a write (and
+            # the turn behind it) costs no busy timeout while the reader still holds.
+            self._checkpoint(wait_for_readers=False)
 
     @contextlib.contextmanager
     def _read(self) -> Iterator[Session]:
@@ -132,12 +150,51 @@ class ApswClaimStore(SqlClaimStore):
         left more than one segment: ~0.05 s for 10k claims, 0.4–0.8 s for 100k (12-word
         claims, a 28 MB index); ~0.1 ms when there is nothing to merge. The WAL step takes
         milliseconds. `unsafe_disable_forensic_hardening` skips the merge (the forensic
-        test's negative control)."""
+        test's negative control).
+
+        A reader's snapshot can keep step 2 from finishing (after the busy timeout): then
+        the scrub-pending mark stays until a later checkpoint completes (module docstring).
+        """
+        self._checkpoint(wait_for_readers=True)
+
+    @property
+    def scrub_pending(self) -> bool:
+        """True while a checkpoint owed by forgetting has not completed (content-free)."""
+        return self._scrub_mark.exists()
+
+    def _checkpoint(self, *, wait_for_readers: bool) -> bool:
+        """Both steps of `checkpoint`; True when the WAL was written back and truncated."""
+        self._mark_scrub_pending()
         if self._hardened:
             with write_transaction(self._conn) as conn:
                 fts.optimize(conn)
         with translate_errors():
-            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            if not wait_for_readers:
+                self._conn.set_busy_timeout(0)
+            try:
+                # (busy, WAL frames, frames written back): complete means not busy and the
+                # WAL emptied; with a reader's snapshot in the way, busy is 1.
+                rows = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            finally:
+                self._conn.set_busy_timeout(self._busy_timeout_ms)
+        busy, log_frames, written = rows[0]
+        complete = busy == 0 and log_frames in (0, written)
+        if complete:
+            self._scrub_mark.unlink(missing_ok=True)
+            _sync_directory(self._scrub_mark.parent)
+        return complete
+
+    def _mark_scrub_pending(self) -> None:
+        # Before the attempt, so a kill mid-checkpoint still leaves the mark; an empty file
+        # made durable with its directory entry.
+        if self._scrub_mark.exists():
+            return
+        descriptor = os.open(self._scrub_mark, os.O_CREAT | os.O_WRONLY, 0o600)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        _sync_directory(self._scrub_mark.parent)
 
     def close(self) -> None:
         """Checkpoint and close; idempotent. Any later call raises StoreError."""
@@ -149,3 +206,12 @@ class ApswClaimStore(SqlClaimStore):
                 self.checkpoint()
             finally:
                 self._conn.close()
+
+
+def _sync_directory(directory: Path) -> None:
+    """Make a file's creation or removal durable (POSIX: fsync the directory)."""
+    descriptor = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

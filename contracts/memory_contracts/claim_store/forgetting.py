@@ -47,7 +47,7 @@ class ForgettingContract(RoleCases):
         text = "Lives at Rosenstraße 5"
         claim = self._add(forgetting_store, clock, text)
         deleted = forgetting_store.delete(A, claim.id, now=clock.now())
-        assert deleted.tombstones_written == 2
+        assert deleted.tombstones_written == 3  # provenance, content, folded content
         replays = [text, f"  {text}  ", unicodedata.normalize("NFD", text), text.replace(" ", "\t")]
         for origin in (EXTRACTION, MODEL_TOOL):
             for variant in replays:
@@ -62,6 +62,31 @@ class ForgettingContract(RoleCases):
         assert len(forgetting_store.list_claims(A)) == 1
         later = forgetting_store.insert(claim_draft(text), origin=MODEL_TOOL, now=clock.now())
         assert later.status is InsertStatus.DUPLICATE
+
+    def test_the_model_tool_cannot_replay_a_forgotten_fact_respelt_or_at_another_scope(
+        self, forgetting_store: ForgettingStore, clock: ManualClock
+    ) -> None:
+        """R-WRITE-5: the folded identity (case, punctuation, format characters; no scope)
+        suppresses `memory_remember`; extraction keeps the exact rule; a user add releases."""
+        claim = self._add(forgetting_store, clock, "Lives in Berlin", scope=Scope.session("s1"))
+        forgetting_store.delete(A, claim.id, now=clock.now())
+        for variant, scope in (
+            ("lives in berlin.", Scope.agent()),
+            ("LIVES IN BER\u200bLIN", Scope.session("s2")),
+            ("Lives, in Berlin!", Scope.session("s1")),
+        ):
+            outcome = forgetting_store.insert(
+                claim_draft(variant, scope=scope), origin=MODEL_TOOL, now=clock.now()
+            )
+            assert outcome.status is InsertStatus.SUPPRESSED, variant
+        extracted = forgetting_store.insert(
+            claim_draft("lives in berlin"), origin=EXTRACTION, now=clock.now()
+        )
+        assert extracted.status is InsertStatus.INSERTED
+        readded = forgetting_store.insert(
+            claim_draft("Lives in Berlin."), origin=USER_ADD, now=clock.now()
+        )
+        assert readded.status is InsertStatus.INSERTED and readded.released_tombstones >= 1
 
     def test_similar_but_independent_facts_are_not_suppressed(
         self, forgetting_store: ForgettingStore, clock: ManualClock

@@ -101,6 +101,7 @@ class MemoryDiagnostics(MemoryParts):
         checks = (
             _store_check(schema),
             _clears_check(clears),
+            _scrub_check(self.store),
             _provider_check(provider),
             *(_vector_check(report, provider.identity) for report in reports),
         )
@@ -194,6 +195,20 @@ def _clears_check(clears: tuple[str, ...]) -> HealthCheck:
         name="pending clears",
         status=CheckStatus.WARN,
         detail=f"interrupted clears of {', '.join(clears)}: they resume on the next service start",
+    )
+
+
+def _scrub_check(store: object) -> HealthCheck:
+    # Not part of the claim store port: a store whose checkpoint can be blocked (SQLite by
+    # a reader's snapshot) says whether forgetting still owes a scrub (R-PRIV-3).
+    pending = getattr(store, "scrub_pending", None)
+    if pending is not True:
+        return HealthCheck(name="forensic scrub", status=CheckStatus.OK, detail="none pending")
+    return HealthCheck(
+        name="forensic scrub",
+        status=CheckStatus.WARN,
+        detail="a checkpoint after forgetting was blocked by another reader; it completes "
+        "at the next write or open",
     )
 
 

@@ -17,10 +17,13 @@ What is neutralised (case-insensitive; fullwidth look-alikes of `< | [ /` count 
   `[TOOL_RESULTS]` (and their closers), GLM `[gMASK]`/`[sMASK]`, Llama-2 `<<SYS>>`/`<</SYS>>`;
 - `<s>`, `</s>`, `<bos>`, `<eos>`, `<pad>`, `<unk>`, GLM `<sop>`/`<eop>`, Gemma
   `<start_of_turn>`/`<end_of_turn>`;
+- tool and reasoning tags, with or without attributes: `<tool_call>`, `<tool_response>`,
+  `<tool_result>`, `<function_call>`, `<think>`, `<thinking>` (and their closers);
 - runs of ≥3 backticks or tildes (code fences), split with a zero-width space between each;
-- per line: a leading `#` run (forged headings such as `### System:` or `## Relevant Memories`)
-  gets a zero-width space in front; a leading role prefix (`system:`, `assistant:`, `user:`,
-  `human:`, `developer:`, `tool:`) gets one before its colon.
+- per line: a leading `#` run (forged headings such as `### System:` or `## Relevant Memories`),
+  also behind list or quote markers (`- # Runtime Directives`, as a memory's first line
+  renders in a lane), gets a zero-width space in front; a leading role prefix (`system:`,
+  `assistant:`, `user:`, `human:`, `developer:`, `tool:`) gets one before its colon.
 
 Before matching, invisible characters are removed (decision): every Unicode format character
 (category Cf — zero-width space/joiners, word joiner, BOM, soft hyphen, bidi controls, the tag
@@ -30,12 +33,21 @@ its own zero-width characters to pre-break a token so our patterns miss it — a
 downstream that strips zero-width characters would then restore it. Line breaks (`\\r\\n`, `\\r`,
 vertical tab, form feed, NEL, U+2028/U+2029) become `\\n` first, so per-line rules see every line
 a model would. The cost: emoji ZWJ sequences render as their parts. The function is idempotent.
+
+Matching runs on a folded shadow of the text, not the text (decision, issue 11): NFKC per
+character (fullwidth `＜／ｃｏｎｔｅｘｔ－ｄａｔａ＞` and `［ＩＮＳＴ］` are what an NFKC
+tokenizer reads), every Unicode space to a space (a thin space inside a tag), and the
+Cyrillic/Greek look-alikes of Latin letters to those letters (`<сontext-data>` with a Cyrillic
+`с`). Each shadow character knows its original, so the zero-width spaces go into the original
+text, which is otherwise left as written: Russian or Greek prose is not rewritten to Latin.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+
+from memory_core.domain.folding import fold
 
 __all__ = ["ZWSP", "find_control_sequences", "sanitize", "strip_invisible"]
 
@@ -55,6 +67,7 @@ _BRACKET_NAMES = (
     "INST|SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_CALLS|TOOL_RESULTS|TOOL_CONTENT|gMASK|sMASK"
 )
 _ANGLE_NAMES = "s|bos|eos|pad|unk|sop|eop|start_of_turn|end_of_turn"
+_TAG_NAMES = "tool_call|tool_response|tool_result|function_call|think|thinking"
 
 # Each pattern's group 1 is the opener character; the zero-width space goes right after it.
 _OPENER_PATTERNS = re.compile(
@@ -70,12 +83,15 @@ _OPENER_PATTERNS = re.compile(
             rf"({_LBRACKET})(?={_SLASH}?(?:{_BRACKET_NAMES})\b)",
             # angle-bracket template tokens; `>` required so `<span` or `<sup>` stay untouched
             rf"({_LT})(?={_SPACE}{_SLASH}?{_SPACE}(?:{_ANGLE_NAMES}){_SPACE}{_GT})",
+            # tool and reasoning tags: names no prose spells, so attributes may follow
+            rf"({_LT})(?={_SPACE}{_SLASH}?{_SPACE}(?:{_TAG_NAMES})(?![\w-]))",
         )
     ),
     re.IGNORECASE,
 )
 _FENCE_RUN = re.compile(r"`{3,}|~{3,}")
-_LEADING_HASHES = re.compile(r"^([ \t]*)(?=#)", re.MULTILINE)
+# Behind list and quote markers too: `- # Runtime Directives` renders as a heading.
+_LEADING_HASHES = re.compile(r"^([ \t]*(?:(?:[-*+>]|\d{1,9}[.)])[ \t]*)*)(?=#)", re.MULTILINE)
 # Markdown around the role (`- system:`, `> **System**:`, `### System:`) and a fullwidth
 # colon count too; the zero-width space is the one the heading rule just put in front.
 _ROLE_PREFIX = re.compile(
@@ -99,33 +115,43 @@ def strip_invisible(text: str) -> str:
     return "".join(char for char in unified if not _is_invisible(char))
 
 
-def _open_up(match: re.Match[str]) -> str:
-    return match.group(0) + ZWSP
-
-
-def _split_fence(match: re.Match[str]) -> str:
-    return ZWSP.join(match.group(0))
+def _break_points(shadow: str) -> list[int]:
+    """Shadow indices before which a zero-width space goes, from every rule."""
+    # Each opener pattern matches its one opener character; the lookahead holds the rest.
+    points = [match.end() for match in _OPENER_PATTERNS.finditer(shadow)]
+    for match in _FENCE_RUN.finditer(shadow):
+        points.extend(range(match.start() + 1, match.end()))
+    points.extend(match.end(1) for match in _LEADING_HASHES.finditer(shadow))
+    points.extend(match.end(1) for match in _ROLE_PREFIX.finditer(shadow))
+    return points
 
 
 def sanitize(text: str) -> str:
     """`text` with every control sequence broken by a zero-width space (see module docstring)."""
     cleaned = strip_invisible(text)
-    # The opener patterns match one character (lookahead holds the rest), so a replacement
-    # can never re-create a match across its own boundary.
-    cleaned = _OPENER_PATTERNS.sub(_open_up, cleaned)
-    cleaned = _FENCE_RUN.sub(_split_fence, cleaned)
-    cleaned = _LEADING_HASHES.sub(lambda m: m.group(1) + ZWSP, cleaned)
-    return _ROLE_PREFIX.sub(lambda m: m.group(1) + ZWSP, cleaned)
+    folded = fold(cleaned, lookalikes=True)
+    # Every break point precedes a shadow character (an opener, a fence or a `#` or `:` is
+    # always followed by one), so it maps to the original character it goes in front of.
+    before = sorted({folded.original_index(point) for point in _break_points(folded.text)})
+    parts: list[str] = []
+    cursor = 0
+    for index in before:
+        parts.extend((cleaned[cursor:index], ZWSP))
+        cursor = index
+    parts.append(cleaned[cursor:])
+    return "".join(parts)
 
 
 def find_control_sequences(text: str) -> list[str]:
-    """Snippets of the raw control sequences `sanitize` would break, searched in `text` as given.
+    """Snippets of the control sequences `sanitize` would break, searched in the folded form
+    of `text` as given.
 
     No stripping happens first, so a zero-width space inside a sequence counts as broken; on
     `sanitize`'s output this is always empty (a test asserts it). For tests and audits.
     """
+    shadow = fold(text, keep_invisible=True, lookalikes=True).text
     found: list[str] = []
     for pattern in (_OPENER_PATTERNS, _LEADING_HASHES, _ROLE_PREFIX):
-        found.extend(text[match.start() : match.end() + 16] for match in pattern.finditer(text))
-    found.extend(match.group(0) for match in _FENCE_RUN.finditer(text))
+        found.extend(shadow[match.start() : match.end() + 16] for match in pattern.finditer(shadow))
+    found.extend(match.group(0) for match in _FENCE_RUN.finditer(shadow))
     return found

@@ -122,7 +122,7 @@ def test_killed_clear_keeps_committed_batches_fences_the_agent_and_resumes(
         left = _count(db, "SELECT count(*) FROM agent_memory WHERE agent_id = ?", A)
         assert left + removed == CLAIMS + 1  # + the persona row
         tombstoned = _count(db, "SELECT count(*) FROM agent_memory_tombstone WHERE agent_id = ?", A)
-        assert tombstoned == 2 * removed  # provenance + content identity per claim
+        assert tombstoned == 3 * removed  # provenance, content, folded content per claim
 
         # Between the crash and the resume nothing of the agent is readable or insertable.
         for claim_id in (ids[0], ids[-1]):
@@ -166,7 +166,7 @@ def test_killed_clear_keeps_committed_batches_fences_the_agent_and_resumes(
         store.close()
     assert _count(db, "SELECT count(*) FROM agent_memory WHERE agent_id = ?", A) == 0
     assert _count(db, "SELECT count(*) FROM agent_memory_tombstone WHERE agent_id = ?", A) == (
-        2 * CLAIMS
+        3 * CLAIMS
     )
     assert _count(db, "SELECT count(*) FROM agent_memory_fts") == 50
     assert _count(db, "SELECT count(*) FROM agent_memory_dirty WHERE agent_id = ?", A) == 0

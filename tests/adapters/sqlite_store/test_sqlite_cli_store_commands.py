@@ -37,7 +37,7 @@ def test_remember_forget_delete_and_replay_through_the_cli(
     assert _json(capsys, tmp_path, "restore", "--agent", "A", claim_id)["claim"]["lifecycle"] == (
         "active"
     )
-    assert _json(capsys, tmp_path, "delete", "--agent", "A", claim_id)["tombstones"] == 2
+    assert _json(capsys, tmp_path, "delete", "--agent", "A", claim_id)["tombstones"] == 3
     code, out = _run(capsys, tmp_path, "remember", "--agent", "A", "Prefers  dark roast")
     assert code == 0 and "suppressed" in out
     again = _json(capsys, tmp_path, "remember", "--agent", "A", "--user-add", "Prefers dark roast")
