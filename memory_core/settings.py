@@ -233,7 +233,9 @@ class MemorySettings:
     ingestion_max_chunk_attempts: int = attrs.field(
         default=3,
         validator=_positive,
-        metadata=_doc("Refused extractions of one chunk before it is skipped for good."),
+        metadata=_doc(
+            "Refused extraction calls at one cursor position before its message is skipped."
+        ),
     )
     tape_read_seconds: float = attrs.field(
         default=5.0, validator=_positive, metadata=_doc("Deadline of one tape or projection read.")

@@ -167,32 +167,46 @@ def test_a_pass_chunks_a_bounded_prefix_of_a_long_message(monkeypatch) -> None: 
 def test_a_chunk_refused_on_every_attempt_is_given_up_and_later_turns_extract(
     tmp_path: Path,
 ) -> None:
-    """R-WRITE-6: bounded attempts, then a terminal outcome in the `memory/extract` anchor
-    (a type name and a count, no content); the cursor passes the chunk; later turns extract."""
+    """R-WRITE-6: the messages packed with a refused one are still extracted; the refused
+    message gets bounded attempts, then a terminal outcome in its `memory/extract` anchor (a
+    type name and a count, no content); the cursor passes it; later turns extract."""
+
+    def said(*lines: str) -> None:
+        for line in lines:
+            tape.append_message(SESSION, "user", line)
+            tape.append_message(SESSION, "assistant", "Noted.")
+
+    def contents() -> set[str]:
+        return {c.content for c in memory.store.list_claims(AGENT)}
 
     async def go() -> None:
-        tape, extractor = RecordingTape(), ScriptedExtractor()
-        memory = _open(tmp_path, tape, extractor, ingestion_max_chunk_attempts=3)
-        session = memory.session(AGENT, SESSION)
-        tape.append_message(SESSION, "user", f"Hello, {REFUSED}.")
-        tape.append_message(SESSION, "assistant", "Hello.")
-        for _ in range(3):
+        turns = 0
+        while not [p for p in tape.extracts() if "skipped" in p]:
+            turns += 1
+            # The default bound is 3 refused calls at one position; the turn that isolates
+            # the refused message moves the position once, so one more turn at most.
+            assert turns <= 4
             session.after_turn_settled(SETTLED)
             await session.drain()
+        assert {"The user's name is Ana.", "The user lives in Lisbon."} <= contents()
         refused = [text for text in extractor.texts if REFUSED in text]
-        assert len(refused) == 3
+        assert len(refused) >= 3 and refused[-1] == f"Hello, {REFUSED}."
         (skipped,) = [p for p in tape.extracts() if "skipped" in p]
-        assert skipped["skipped"] == {"error": "ProviderResponseError", "attempts": 3}
+        assert skipped["skipped"]["error"] == "ProviderResponseError"
+        assert skipped["skipped"]["attempts"] >= 3
         assert skipped["cursorAdvanced"] is True and REFUSED not in repr(skipped)
 
-        tape.append_message(SESSION, "user", "I moved to Lisbon last year.")
-        tape.append_message(SESSION, "assistant", "Lisbon is lovely.")
+        said("I moved to Berlin last month.")
         session.after_turn_settled(SETTLED)
         await session.drain()
-        assert [c.content for c in memory.store.list_claims(AGENT)] == ["The user lives in Lisbon."]
-        assert len([text for text in extractor.texts if REFUSED in text]) == 3
+        assert "The user lives in Berlin." in contents()
+        assert len([text for text in extractor.texts if REFUSED in text]) == len(refused)
         await memory.aclose()
 
+    tape, extractor = RecordingTape(), ScriptedExtractor()
+    memory = _open(tmp_path, tape, extractor)
+    session = memory.session(AGENT, SESSION)
+    said("Hi! My name is Ana.", f"Hello, {REFUSED}.", "I moved to Lisbon last year.")
     asyncio.run(go())
 
 

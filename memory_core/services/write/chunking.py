@@ -44,6 +44,7 @@ __all__ = [
     "ChunkPart",
     "chunk_messages",
     "is_extractable",
+    "split_chunk",
 ]
 
 LABELS: dict[EntryRole, str] = {EntryRole.USER: "User", EntryRole.ASSISTANT: "Assistant"}
@@ -162,6 +163,29 @@ def chunk_messages(
         elif not builder.add_whole(entry):
             builder.add_fragments(entry)
     return builder.finish()
+
+
+def split_chunk(chunk: Chunk) -> tuple[Chunk, Chunk] | None:
+    """Two chunks of `chunk`'s parts, halved; None for a single part. Only the last part of
+    a chunk can be an unfinished fragment, so the first half always ends on a completed
+    message and may move the cursor past it; the second keeps the chunk's cursor rule."""
+    if len(chunk.parts) < 2:
+        return None
+    middle = len(chunk.parts) // 2
+    first, second = chunk.parts[:middle], chunk.parts[middle:]
+    return (
+        Chunk(
+            parts=first,
+            covered_through_order_seq=first[-1].order_seq,
+            cursor_commit_order_seq=first[-1].order_seq,
+        ),
+        Chunk(
+            parts=second,
+            covered_through_order_seq=chunk.covered_through_order_seq,
+            cursor_commit_order_seq=chunk.cursor_commit_order_seq,
+            resume=chunk.resume,
+        ),
+    )
 
 
 def _check_order(previous: TapeEntry | None, entry: TapeEntry) -> None:

@@ -40,7 +40,12 @@ from memory_core.ports.tape import (
     TapeEntry,
     TapeRawEntryReader,
 )
-from memory_core.services.write.chunking import Chunk, chunk_messages, is_extractable
+from memory_core.services.write.chunking import (
+    Chunk,
+    chunk_messages,
+    is_extractable,
+    split_chunk,
+)
 from memory_core.services.write.decision.service import DecisionService, WriteContext, WriteReport
 from memory_core.services.write.fences import WriteCoordinator, WriteTicket
 from memory_core.services.write.fork_cursor import map_fork_cursor, rewind_cursor
@@ -242,15 +247,14 @@ class IngestionRuntime:
             budget = len(chunks) if budget is None else budget
             reason = "fallback" if limit is None else "compaction"
             for chunk in chunks[:budget]:
-                try:
-                    record = await self._process(chunk, ticket, commit_allowed, reason, cancel)
-                except ProviderResponseError as exc:
-                    record = await self._refused(chunk, exc, ticket, commit_allowed, cancel)
-                    records.append(record)
-                    return self._report(
-                        IngestionOutcome.SKIPPED, cursor, None, True, records, error=record.error
-                    )
-                records.append(record)
+                records.extend(
+                    await self._process_isolating(chunk, ticket, commit_allowed, reason, cancel)
+                )
+            skipped = next((r.error for r in records if r.error is not None), None)
+            if skipped is not None:
+                return self._report(
+                    IngestionOutcome.SKIPPED, cursor, None, True, records, error=skipped
+                )
             if not commit_allowed:
                 outcome = IngestionOutcome.UNCOMMITTED
             elif len(chunks) > budget:
@@ -407,6 +411,40 @@ class IngestionRuntime:
             anchor_id=anchor_id,
         )
 
+    async def _process_isolating(
+        self,
+        chunk: Chunk,
+        ticket: WriteTicket,
+        commit_allowed: bool,
+        reason: str,
+        cancel: CancellationToken,
+    ) -> list[ChunkRecord]:
+        """`_process`, bounding refusals (R-WRITE-6). The model refused `chunk` (an unusable
+        answer, or a 4xx): each refused call counts at the cursor position. A first refusal
+        fails the pass (it may be a one-off; a later turn retries). A repeated one halves a
+        chunk of several messages until the refused message stands alone, so the messages
+        packed with it are still extracted; a lone refused message is given up once the count
+        reaches `max_chunk_attempts`: the cursor passes it and its `memory/extract` anchor says
+        so. An outage (ProviderUnavailable) is no refusal and never counts; neither does the
+        tape fallback, whose cursor cannot move anyway."""
+        try:
+            return [await self._process(chunk, ticket, commit_allowed, reason, cancel)]
+        except ProviderResponseError as exc:
+            if not commit_allowed or self._classify(exc, ticket) is not IngestionOutcome.FAILED:
+                raise
+            attempts = self._s.cursors.record_failure(self.agent_id, self.session_id)
+            halves = split_chunk(chunk) if attempts > 1 else None
+            if halves is None:
+                if attempts < self._s.policy.max_chunk_attempts:
+                    raise
+                return [await self._skip(chunk, type(exc).__name__, attempts, ticket, cancel)]
+        records: list[ChunkRecord] = []
+        for half in halves:
+            records.extend(
+                await self._process_isolating(half, ticket, commit_allowed, reason, cancel)
+            )
+        return records
+
     def _advance_past(self, chunk: Chunk) -> bool:
         """Move the cursor over `chunk`: into its message when it ends mid-message, else past
         the last message it completed. False when it completes nothing and ends on no offset."""
@@ -424,29 +462,18 @@ class IngestionRuntime:
         self._s.cursors.advance(self.agent_id, self.session_id, chunk.cursor_commit_order_seq)
         return True
 
-    async def _refused(
+    async def _skip(
         self,
         chunk: Chunk,
-        exc: ProviderResponseError,
+        error: str,
+        attempts: int,
         ticket: WriteTicket,
-        commit_allowed: bool,
         cancel: CancellationToken,
     ) -> ChunkRecord:
-        """The model refused `chunk` (an unusable answer, or a 4xx). Within
-        `max_chunk_attempts` the error stands and a later turn tries again; on the last
-        attempt the chunk is given up for good: the cursor passes it and its `memory/extract`
-        anchor says so, so one bad chunk neither stops the session's extraction nor is re-sent
-        every turn (R-WRITE-6). An outage (ProviderUnavailable) is not a refusal and never
-        counts; neither does the tape fallback, whose cursor cannot move anyway."""
+        """Give `chunk` up for good: the cursor passes it, its anchor records the outcome."""
         s = self._s
-        if not commit_allowed or self._classify(exc, ticket) is not IngestionOutcome.FAILED:
-            raise exc
-        attempts = s.cursors.record_failure(self.agent_id, self.session_id)
-        if attempts < s.policy.max_chunk_attempts:
-            raise exc
         s.coordinator.epochs.check(ticket.session_id, ticket.epoch)
         advanced = self._advance_past(chunk)
-        error = type(exc).__name__
         _log.warning(
             "ingestion of session %s: chunk through order_seq %d refused %d times (%s), skipped",
             self.session_id,
