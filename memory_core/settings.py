@@ -233,6 +233,13 @@ class MemorySettings:
         validator=_positive,
         metadata=_doc("Chunks one pass extracts; the chain continues the rest."),
     )
+    ingestion_max_chunk_attempts: int = attrs.field(
+        default=3,
+        validator=_positive,
+        metadata=_doc(
+            "Refused extraction calls at one cursor position before its message is skipped."
+        ),
+    )
     tape_read_seconds: float = attrs.field(
         default=5.0, validator=_positive, metadata=_doc("Deadline of one tape or projection read.")
     )

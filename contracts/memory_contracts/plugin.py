@@ -251,9 +251,10 @@ async def _claim_store(product: Any, deadline: Deadline, clock: ManualClock) -> 
 
 
 async def _cursor_store(product: Any, deadline: Deadline, clock: ManualClock) -> None:
-    assert product.get("conformance-session") == 0, "an unknown session starts at 0"
-    assert product.advance("conformance-session", 3) == 3
-    assert product.get("conformance-session") == 3
+    key = ("conformance-agent", "conformance-session")
+    assert product.get(*key) == 0, "an unknown (agent, session) starts at 0"
+    assert product.advance(*key, 3) == 3
+    assert product.get(*key) == 3
 
 
 async def _extractor(product: Any, deadline: Deadline, clock: ManualClock) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ingestion_support import REPLY, Harness, RecordingExtractor, make_harness
+from ingestion_support import AGENT, REPLY, Harness, RecordingExtractor, make_harness
 
 from memory_adapters.extractors import RulesExtractor
 from memory_core.domain.cancellation import CancellationToken, Deadline
@@ -57,13 +57,13 @@ def test_fork_extracts_only_the_unprocessed_tail(
         tape.fork("source", "clone", 5)  # clones 1, 3, 4, 5 as 1..4: the failed one stays
         clone = harness.runtime("clone")
         seeded = await clone.fork(source_session_id="source", up_to_order_seq=5)
-        assert seeded == 2 == harness.cursors.get("clone")
+        assert seeded == 2 == harness.cursors.get(AGENT, "clone")
 
         report = await harness.settle(clone)
         assert report.outcome is IngestionOutcome.COMPLETED
         assert recorder.order_seqs()[-1] == [3, 4]
         assert _user_texts(recorder, -1) == ["I work at Acme."]
-        assert harness.cursors.get("clone") == 4
+        assert harness.cursors.get(AGENT, "clone") == 4
         contents = [claim.content for claim in harness.claims()]
         assert sorted(contents) == ["The user lives in Paris.", "The user works at Acme."]
 
@@ -99,14 +99,14 @@ def test_edit_at_order_seq_n_re_extracts_from_n(
         runtime = harness.runtime("s1")
         await harness.turn(runtime, "I live in Paris.")
         await harness.turn(runtime, "I work at Acme.")
-        assert harness.cursors.get("s1") == 4
+        assert harness.cursors.get(AGENT, "s1") == 4
         acme = harness.live("The user works at Acme.")
 
         entries = await harness.tape.get_by_session(
             "s1", deadline=Deadline.after(harness.clock, 60), cancel=CancellationToken()
         )
         harness.tape.replace("s1", entries[2].id, "I work at Globex.")
-        assert runtime.invalidate_from(3) == 2 == harness.cursors.get("s1")
+        assert runtime.invalidate_from(3) == 2 == harness.cursors.get(AGENT, "s1")
 
         report = await harness.settle(runtime)
         assert report.outcome is IngestionOutcome.COMPLETED
@@ -114,7 +114,7 @@ def test_edit_at_order_seq_n_re_extracts_from_n(
         assert _user_texts(recorder, -1) == ["I work at Globex."]
         globex = harness.live("The user works at Globex.")
         assert harness.store.get("agent-1", acme.id).superseded_by == globex.id
-        assert harness.cursors.get("s1") == 4
+        assert harness.cursors.get(AGENT, "s1") == 4
 
     asyncio.run(scenario())
 
@@ -127,7 +127,7 @@ def test_transcript_clear_rewinds_to_zero(harness: Harness) -> None:
         await harness.turn(runtime, "I live in Paris.")
         epoch = harness.coordinator.epochs.current("s1")
         runtime.clear_transcript()
-        assert harness.cursors.get("s1") == 0
+        assert harness.cursors.get(AGENT, "s1") == 0
         assert harness.coordinator.epochs.current("s1") == epoch + 1
 
     asyncio.run(scenario())
@@ -149,7 +149,7 @@ def test_subagent_session_produces_no_claims(
         assert runtime.last_report.outcome is IngestionOutcome.SUBAGENT
         assert harness.scheduler.pending == 0  # nothing was scheduled
         assert recorder.requests == []
-        assert harness.claims() == [] and harness.cursors.get("child") == 0
+        assert harness.claims() == [] and harness.cursors.get(AGENT, "child") == 0
 
     asyncio.run(scenario())
 
@@ -162,16 +162,16 @@ def test_below_threshold_turns_wait_for_more_conversation(tmp_path: Path) -> Non
         runtime = harness.runtime("s1")
         report = await harness.turn(runtime, "I live in Paris.", "Noted.")
         assert report.outcome is IngestionOutcome.BELOW_THRESHOLD
-        assert harness.cursors.get("s1") == 0 and harness.claims() == []
+        assert harness.cursors.get(AGENT, "s1") == 0 and harness.claims() == []
         assert (await harness.turn(runtime, "Hi.", "Hello.", had_tool_use=True)).outcome is (
             IngestionOutcome.COMPLETED
         )
-        assert harness.cursors.get("s1") == 4
+        assert harness.cursors.get(AGENT, "s1") == 4
         assert harness.live("The user lives in Paris.").source.first_order_seq == 1
         for _ in range(3):
             report = await harness.turn(runtime, "ok", "ok")
         assert report.outcome is IngestionOutcome.COMPLETED  # 6 messages since the cursor
-        assert harness.cursors.get("s1") == 10
+        assert harness.cursors.get(AGENT, "s1") == 10
 
     harness = make_harness(tmp_path)
     try:

@@ -40,14 +40,14 @@ def test_after_turn_settled_returns_while_extraction_is_still_pending(
 
         await gated.entered.wait()
         assert not handle.done
-        assert harness.claims() == [] and harness.cursors.get("s1") == 0
+        assert harness.claims() == [] and harness.cursors.get(AGENT, "s1") == 0
 
         gated.gate.set()
         await handle.wait()
         assert runtime.last_report is not None
         assert runtime.last_report.outcome is IngestionOutcome.COMPLETED
         assert [claim.content for claim in harness.claims()] == ["The user lives in Paris."]
-        assert harness.cursors.get("s1") == 2
+        assert harness.cursors.get(AGENT, "s1") == 2
 
     asyncio.run(scenario())
 
@@ -75,12 +75,12 @@ def test_aba_config_switch_mid_extraction_commits_nothing(
         assert report is not None and report.outcome is IngestionOutcome.STALE_FENCE
         assert report.chunks == () and report.cursor_after == 0
         assert harness.claims() == [] and harness.committed == []
-        assert harness.cursors.get("s1") == 0
+        assert harness.cursors.get(AGENT, "s1") == 0
 
         again = await harness.settle(runtime)
         assert again.outcome is IngestionOutcome.COMPLETED
         assert [claim.content for claim in harness.claims()] == ["The user lives in Paris."]
-        assert harness.cursors.get("s1") == 2
+        assert harness.cursors.get(AGENT, "s1") == 2
 
     asyncio.run(scenario())
 
@@ -101,7 +101,7 @@ def test_destructive_operation_mid_extraction_commits_nothing(
         await handle.wait()
         assert runtime.last_report is not None
         assert runtime.last_report.outcome is IngestionOutcome.STALE_FENCE
-        assert harness.claims() == [] and harness.cursors.get("s1") == 0
+        assert harness.claims() == [] and harness.cursors.get(AGENT, "s1") == 0
 
     asyncio.run(scenario())
 
@@ -122,7 +122,7 @@ def test_invalidation_mid_extraction_ends_stale_epoch_without_commit(
         await handle.wait()
         assert runtime.last_report is not None
         assert runtime.last_report.outcome is IngestionOutcome.STALE_EPOCH
-        assert harness.claims() == [] and harness.cursors.get("s1") == 0
+        assert harness.claims() == [] and harness.cursors.get(AGENT, "s1") == 0
 
     asyncio.run(scenario())
 
@@ -145,7 +145,7 @@ def test_turns_settling_during_a_pass_are_picked_up_by_the_same_chain(
         assert first is not None
         await first.wait()
         assert gated.order_seqs() == [[1, 2], [3, 4]]
-        assert harness.cursors.get("s1") == 4
+        assert harness.cursors.get(AGENT, "s1") == 4
         assert {claim.content for claim in harness.claims()} == {
             "The user lives in Paris.",
             "The user works at Acme.",
@@ -179,7 +179,7 @@ def test_admission_follows_turn_status_and_origin(
             return
         gated.gate.set()
         await handle.wait()
-        assert harness.cursors.get("s1") == 2
+        assert harness.cursors.get(AGENT, "s1") == 2
 
     asyncio.run(scenario())
 
@@ -199,7 +199,7 @@ def test_hard_task_cancellation_still_settles_with_an_outcome(
         await handle.wait()
         assert runtime.last_report is not None
         assert runtime.last_report.outcome is IngestionOutcome.CANCELLED
-        assert harness.claims() == [] and harness.cursors.get("s1") == 0
+        assert harness.claims() == [] and harness.cursors.get(AGENT, "s1") == 0
 
     asyncio.run(scenario())
 

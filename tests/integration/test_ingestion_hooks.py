@@ -41,7 +41,7 @@ def test_lost_anchor_does_not_undo_the_commit_or_hold_the_cursor(harness: Harnes
         report = await harness.turn(runtime, "I live in Paris.")
         assert report.outcome is IngestionOutcome.COMPLETED
         assert [chunk.anchor_id for chunk in report.chunks] == [None]
-        assert harness.cursors.get("s1") == 2 and harness.live("The user lives in Paris.")
+        assert harness.cursors.get(AGENT, "s1") == 2 and harness.live("The user lives in Paris.")
 
     asyncio.run(scenario())
 
@@ -60,7 +60,7 @@ def test_failing_commit_hook_leaves_the_commit_and_cursor_in_place(harness: Harn
         report = await harness.turn(runtime, "I live in Paris.")
         assert report.outcome is IngestionOutcome.COMPLETED
         assert calls == [report.stored_ids]
-        assert harness.cursors.get("s1") == 2
+        assert harness.cursors.get(AGENT, "s1") == 2
 
     asyncio.run(scenario())
 
@@ -71,11 +71,11 @@ def test_async_commit_hook_settles_before_the_cursor_advances(harness: Harness) 
 
     async def hook(agent_id: str, ids: tuple[str, ...]) -> None:
         await asyncio.sleep(0)
-        seen.append(harness.cursors.get("s1"))
+        seen.append(harness.cursors.get(AGENT, "s1"))
 
     async def scenario() -> None:
         runtime = _runtime(harness, on_committed=hook)
         await harness.turn(runtime, "I live in Paris.")
-        assert seen == [0] and harness.cursors.get("s1") == 2
+        assert seen == [0] and harness.cursors.get(AGENT, "s1") == 2
 
     asyncio.run(scenario())

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ingestion_support import Harness, make_harness
+from ingestion_support import AGENT, Harness, make_harness
 
 from memory_adapters.extractors import LLMExtractor
 from memory_contracts.fake_providers import STALL, ScriptedTextProvider, clock_step
@@ -52,14 +52,14 @@ def test_slow_provider_past_its_deadline_does_not_advance_the_cursor(
         report = await harness.turn(runtime, "I prefer tea.")
         assert report.outcome is IngestionOutcome.DEADLINE_EXCEEDED
         assert report.error == "DeadlineExceeded"
-        assert harness.cursors.get("s1") == 0 and harness.claims() == []
+        assert harness.cursors.get(AGENT, "s1") == 0 and harness.claims() == []
         assert len(provider.requests) == 1
 
         provider.latency = None
         again = await harness.settle(runtime)
         assert again.outcome is IngestionOutcome.COMPLETED
         assert [claim.content for claim in harness.claims()] == ["The user prefers tea."]
-        assert harness.cursors.get("s1") == 2
+        assert harness.cursors.get(AGENT, "s1") == 2
 
     asyncio.run(scenario())
 
@@ -86,7 +86,7 @@ def test_closing_the_session_cancels_a_stalled_completion(
         assert runtime.last_report is not None
         assert runtime.last_report.outcome is IngestionOutcome.STALE_EPOCH
         assert runtime.last_report.error == "OperationCancelled"
-        assert harness.claims() == [] and harness.cursors.get("s1") == 0
+        assert harness.claims() == [] and harness.cursors.get(AGENT, "s1") == 0
 
     asyncio.run(scenario())
 
@@ -102,6 +102,6 @@ def test_unusable_extraction_fails_the_pass_without_moving_the_cursor(
         report = await harness.turn(runtime, "I prefer tea.")
         assert report.outcome is IngestionOutcome.FAILED
         assert report.error == "ProviderResponseError"
-        assert harness.cursors.get("s1") == 0 and harness.claims() == []
+        assert harness.cursors.get(AGENT, "s1") == 0 and harness.claims() == []
 
     asyncio.run(scenario())

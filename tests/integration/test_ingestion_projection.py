@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ingestion_support import Harness, make_harness
+from ingestion_support import AGENT, Harness, make_harness
 
 from memory_adapters.tapes.memory import InMemoryTape
 from memory_core.domain.cancellation import CancellationToken, Deadline
@@ -76,7 +76,7 @@ def test_stale_projection_is_rebuilt_and_the_cursor_commits(harness: Harness) ->
         _stale_turn(harness, "I live in Paris.")
         report = await harness.settle(runtime)
         assert report.outcome is IngestionOutcome.COMPLETED and report.commit_allowed
-        assert harness.cursors.get("s1") == 2
+        assert harness.cursors.get(AGENT, "s1") == 2
         assert harness.live("The user lives in Paris.")
 
     asyncio.run(scenario())
@@ -94,7 +94,7 @@ def test_failed_rebuild_stores_from_the_tape_but_never_advances_the_cursor(
         _stale_turn(harness, "I live in Paris.")
         report = await harness.settle(runtime)
         assert report.outcome is IngestionOutcome.UNCOMMITTED and not report.commit_allowed
-        assert harness.cursors.get("s1") == 0
+        assert harness.cursors.get(AGENT, "s1") == 0
         assert harness.live("The user lives in Paris.")
         assert [chunk.cursor_advanced for chunk in report.chunks] == [False]
 
@@ -113,7 +113,7 @@ def test_projection_failure_falls_back_to_the_tape_and_cools_down(
         tape.fail_reads = True
         first = await harness.turn(runtime, "I live in Paris.")
         assert first.outcome is IngestionOutcome.UNCOMMITTED
-        assert tape.reads == 1 and harness.cursors.get("s1") == 0
+        assert tape.reads == 1 and harness.cursors.get(AGENT, "s1") == 0
 
         second = await harness.turn(runtime, "I work at Acme.", advance_seconds=10)
         assert second.outcome is IngestionOutcome.UNCOMMITTED
@@ -123,7 +123,7 @@ def test_projection_failure_falls_back_to_the_tape_and_cools_down(
         tape.fail_reads = False
         third = await harness.turn(runtime, "I prefer tea over coffee.", advance_seconds=30)
         assert third.outcome is IngestionOutcome.COMPLETED and tape.reads == 2
-        assert harness.cursors.get("s1") == 6
+        assert harness.cursors.get(AGENT, "s1") == 6
         contents = sorted(claim.content for claim in harness.claims())
         assert contents == [
             "The user lives in Paris.",
@@ -151,7 +151,7 @@ def test_long_ranges_continue_on_the_same_chain_in_budgeted_passes(tmp_path: Pat
         cursors = [report.cursor_after for report in harness.reports]
         assert cursors == sorted(set(cursors)) and cursors[-1] == 10
         assert [len(report.chunks) for report in harness.reports] == [2, 2, 1]
-        assert harness.cursors.get("s1") == 10
+        assert harness.cursors.get(AGENT, "s1") == 10
         assert harness.live("The user works at Vienna Labs.")
 
     harness = make_harness(

@@ -52,7 +52,7 @@ def _run_conversation(harness: Harness) -> list[IngestionOutcome]:
         for text in TURNS:
             report = await harness.turn(runtime, text)
             outcomes.append(report.outcome)
-            assert harness.cursors.get("s1") == report.cursor_after
+            assert harness.cursors.get(AGENT, "s1") == report.cursor_after
         return outcomes
 
     return asyncio.run(scenario())
@@ -63,7 +63,7 @@ def test_every_turn_is_extracted_and_commits_the_cursor(harness: Harness) -> Non
     to the turn's last message; every pass ends COMPLETED."""
     outcomes = _run_conversation(harness)
     assert outcomes == [IngestionOutcome.COMPLETED] * len(TURNS)
-    assert harness.cursors.get("s1") == 2 * len(TURNS)
+    assert harness.cursors.get(AGENT, "s1") == 2 * len(TURNS)
 
 
 def test_move_supersedes_the_old_home_with_a_lineage_edge(harness: Harness) -> None:

@@ -212,6 +212,7 @@ CONSUMERS: dict[str, tuple[object, Read]] = {
     "ingestion_min_messages_with_text": (3, _of_ingestion("min_messages_with_text")),
     "ingestion_min_visible_chars": (100, _of_ingestion("min_visible_chars")),
     "ingestion_max_chunks_per_pass": (2, _of_ingestion("max_chunks_per_pass")),
+    "ingestion_max_chunk_attempts": (5, _of_ingestion("max_chunk_attempts")),
     "tape_read_seconds": (2.0, _of_ingestion("read_seconds")),
     "extraction_seconds": (30.0, _of_ingestion("extraction_seconds")),
     "decision_seconds": (30.0, _of_ingestion("decision_seconds")),

@@ -1,7 +1,8 @@
-"""`CursorStore` on SQLite: per-session extraction cursors in the claim database.
+"""`CursorStore` on SQLite: per-(agent, session) extraction cursors in the claim database.
 
-A cursor only ever moves forward through `advance` (monotone max) and backward through
-`rewind` (min), each one statement, so two writers can never move it past each other.
+A position only ever moves forward through `advance` (monotone max of (order_seq,
+fragment_offset), compared as a row value) and backward through `rewind`, each one statement,
+so two writers can never move it past each other.
 """
 
 from __future__ import annotations
@@ -12,20 +13,27 @@ from memory_adapters.sqlite_store.connection import open_connection, translate_e
 from memory_adapters.sqlite_store.migrations import migrate
 from memory_core.domain.errors import ValidationError
 from memory_core.ports.clock import DomainClock
+from memory_core.ports.cursor import CursorPosition
 
 __all__ = ["SqliteCursorStore"]
 
+_TABLE = "agent_memory_extract_cursor"
 
-def _order_seq(value: object) -> int:
+
+def _count(value: object, field: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ValidationError("order_seq", "must be an integer >= 0")
+        raise ValidationError(field, "must be an integer >= 0")
     return value
 
 
-def _session(value: object) -> str:
-    if not isinstance(value, str) or not 1 <= len(value) <= 256:
-        raise ValidationError("session_id", "must be a string of 1..256 characters")
+def _text(value: object, field: str, longest: int) -> str:
+    if not isinstance(value, str) or not 1 <= len(value) <= longest:
+        raise ValidationError(field, f"must be a string of 1..{longest} characters")
     return value
+
+
+def _key(agent_id: object, session_id: object) -> tuple[str, str]:
+    return _text(agent_id, "agent_id", 128), _text(session_id, "session_id", 256)
 
 
 class SqliteCursorStore:
@@ -44,32 +52,66 @@ class SqliteCursorStore:
     def _now_ms(self) -> int:
         return int(self._clock.now().timestamp() * 1000)
 
-    def get(self, session_id: str) -> int:
+    def get(self, agent_id: str, session_id: str) -> int:
+        return self.position(agent_id, session_id).order_seq
+
+    def position(self, agent_id: str, session_id: str) -> CursorPosition:
         with translate_errors():
             row = self._conn.execute(
-                "SELECT order_seq FROM agent_memory_cursor WHERE session_id = ?",
-                (_session(session_id),),
+                f"SELECT order_seq, fragment_offset FROM {_TABLE}"
+                " WHERE agent_id = ? AND session_id = ?",
+                _key(agent_id, session_id),
             ).fetchone()
-        return int(row[0]) if row else 0
+        if row is None:
+            return CursorPosition()
+        return CursorPosition(order_seq=int(row[0]), fragment_offset=int(row[1]))
 
-    def advance(self, session_id: str, order_seq: int) -> int:
-        return self._write(session_id, _order_seq(order_seq), "max")
+    def advance(
+        self, agent_id: str, session_id: str, order_seq: int, *, fragment_offset: int = 0
+    ) -> int:
+        key = _key(agent_id, session_id)
+        seq = _count(order_seq, "order_seq")
+        offset = _count(fragment_offset, "fragment_offset")
+        with translate_errors():
+            moved = self._conn.execute(
+                f"""INSERT INTO {_TABLE} AS c
+                      (agent_id, session_id, order_seq, fragment_offset, failures, updated_at)
+                    VALUES (?, ?, ?, ?, 0, ?)
+                    ON CONFLICT (agent_id, session_id) DO UPDATE
+                      SET order_seq = excluded.order_seq,
+                          fragment_offset = excluded.fragment_offset,
+                          failures = 0,
+                          updated_at = excluded.updated_at
+                      WHERE (excluded.order_seq, excluded.fragment_offset)
+                            > (c.order_seq, c.fragment_offset)
+                    RETURNING order_seq""",
+                (*key, seq, offset, self._now_ms()),
+            ).fetchall()
+        # No row back: the stored position was already at or past the one asked for.
+        return int(moved[0][0]) if moved else self.get(*key)
 
-    def rewind(self, session_id: str, order_seq: int) -> int:
-        return self._write(session_id, _order_seq(order_seq), "min")
+    def rewind(self, agent_id: str, session_id: str, order_seq: int) -> int:
+        key = _key(agent_id, session_id)
+        seq = _count(order_seq, "order_seq")
+        with translate_errors():
+            self._conn.execute(
+                f"""UPDATE {_TABLE}
+                      SET order_seq = ?, fragment_offset = 0, failures = 0, updated_at = ?
+                    WHERE agent_id = ? AND session_id = ? AND order_seq >= ?""",
+                (seq, self._now_ms(), *key, seq),
+            )
+        return self.get(*key)
 
-    def _write(self, session_id: str, order_seq: int, pick: str) -> int:
-        # A session never seen counts as 0: advancing inserts, rewinding an unknown one is 0.
-        initial = order_seq if pick == "max" else 0
+    def record_failure(self, agent_id: str, session_id: str) -> int:
         with translate_errors():
             (value,) = self._conn.execute(
-                f"""INSERT INTO agent_memory_cursor (session_id, order_seq, updated_at)
-                    VALUES (?, ?, ?)
-                    ON CONFLICT (session_id) DO UPDATE
-                      SET order_seq = {pick}(order_seq, ?),
-                          updated_at = excluded.updated_at
-                    RETURNING order_seq""",
-                (_session(session_id), initial, self._now_ms(), order_seq),
+                f"""INSERT INTO {_TABLE} AS c
+                      (agent_id, session_id, order_seq, fragment_offset, failures, updated_at)
+                    VALUES (?, ?, 0, 0, 1, ?)
+                    ON CONFLICT (agent_id, session_id) DO UPDATE
+                      SET failures = c.failures + 1, updated_at = excluded.updated_at
+                    RETURNING failures""",
+                (*_key(agent_id, session_id), self._now_ms()),
             ).fetchone()
         return int(value)
 

@@ -79,6 +79,37 @@ def _v4(conn: apsw.Connection) -> None:
     conn.execute(live_slot_index())
 
 
+def _v5(conn: apsw.Connection) -> None:
+    # Cursors were keyed by session only, so a second agent on one conversation never
+    # extracted it. A v2 row does not say whose it was: it goes to every agent holding claims
+    # extracted from that session (they are the ones who advanced it); any other agent starts
+    # that session from the beginning, which is what it never got to do.
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS agent_memory_extract_cursor (
+             agent_id TEXT NOT NULL CHECK (length(agent_id) BETWEEN 1 AND 128),
+             session_id TEXT NOT NULL CHECK (length(session_id) BETWEEN 1 AND 256),
+             order_seq INTEGER NOT NULL CHECK (order_seq >= 0),
+             fragment_offset INTEGER NOT NULL CHECK (fragment_offset >= 0),
+             failures INTEGER NOT NULL CHECK (failures >= 0),
+             updated_at INTEGER NOT NULL CHECK (updated_at >= 0),
+             PRIMARY KEY (agent_id, session_id)
+           ) WITHOUT ROWID"""
+    )
+    legacy = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'agent_memory_cursor'"
+    ).fetchone()
+    if legacy is None:  # re-applied over a file that already moved (a repaired version row)
+        return
+    conn.execute(
+        """INSERT OR IGNORE INTO agent_memory_extract_cursor
+             (agent_id, session_id, order_seq, fragment_offset, failures, updated_at)
+           SELECT DISTINCT m.agent_id, c.session_id, c.order_seq, 0, 0, c.updated_at
+             FROM agent_memory_cursor AS c
+             JOIN agent_memory AS m ON m.source_session = c.session_id"""
+    )
+    conn.execute("DROP TABLE agent_memory_cursor")
+
+
 @attrs.frozen(kw_only=True)
 class Migration:
     version: int
@@ -97,6 +128,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         version=3, description="FTS inserts mirrored by the writer, not a trigger", apply=_v3
     ),
     Migration(version=4, description="index of live slot holders", apply=_v4),
+    Migration(
+        version=5,
+        description="extraction cursors per (agent, session), with fragment progress",
+        apply=_v5,
+    ),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

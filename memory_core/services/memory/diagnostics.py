@@ -75,6 +75,9 @@ class AgentHealth:
     # Ready under another model's identity: no namespace of the provider's can cover them
     # (a publish/reset pair cut short by a crash of an older version, R-VEC-2).
     stale_ready_claims: int | None = None
+    # Claims whose text the embedding provider refused alone (R-WRITE-6): found by recall
+    # through full-text search only, until their content changes.
+    embedding_errors: int = 0
 
 
 @attrs.frozen(kw_only=True)
@@ -150,6 +153,7 @@ class MemoryDiagnostics(MemoryParts):
             agent=agent,
             claims=dict(sorted(states.items())),
             pending_embeddings=len(self.store.list_pending_embeddings(agent, limit=_COUNT_LIMIT)),
+            embedding_errors=sum(c.embedding_state is EmbeddingState.ERROR for c in claims),
             directives=dict(sorted(directives.items())),
         )
         vectors = self.index.vectors
@@ -258,9 +262,15 @@ def _vector_check(report: AgentHealth, identity: EmbeddingIdentity | None) -> He
         )
     detail = (
         f"{counts}; {report.vectors} vectors, {report.missing_vectors} missing, "
-        f"{report.orphan_vectors} orphans, {report.pending_embeddings} pending"
+        f"{report.orphan_vectors} orphans, {report.pending_embeddings} pending, "
+        f"{report.embedding_errors} refused by the embedder"
     )
-    healthy = not (report.missing_vectors or report.orphan_vectors or report.pending_embeddings)
+    healthy = not (
+        report.missing_vectors
+        or report.orphan_vectors
+        or report.pending_embeddings
+        or report.embedding_errors
+    )
     # Missing and orphan vectors are repaired by the next warm-up; say how to force it.
     return HealthCheck(
         name=name,

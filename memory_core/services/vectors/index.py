@@ -16,12 +16,14 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.domain.claims import Claim, EmbeddingIdentity
 from memory_core.domain.errors import (
     AgentMemoryError,
     DeadlineExceeded,
     IdentityMismatch,
     OperationCancelled,
     ProviderError,
+    ProviderResponseError,
     StoreError,
 )
 from memory_core.ports.claims import EmbeddingBookkeeping
@@ -43,6 +45,7 @@ class DrainReport:
     embedded: int = 0
     lost_races: int = 0  # CAS lost: the vector was deleted again
     fts_only: int = 0  # no embedder: marked fts_only
+    rejected: int = 0  # the provider refused the text alone: marked error (terminal)
     failed: bool = False  # the provider or vector store failed; rows stay pending
 
 
@@ -240,46 +243,52 @@ class VectorIndex:
                     break
             return DrainReport(fts_only=marked)
         assert self._vectors is not None and self._gateway is not None
-        embedded = lost = 0
+        embedded = lost = rejected = 0
         while not deadline.expired and not cancel.cancelled:
             pending = self._store.list_pending_embeddings(agent_id, limit=self._batch_limit)
             if not pending:
                 break
             try:
-                batch = await self._gateway.embed_batch(
-                    agent_id=agent_id,
-                    texts=[claim.content for claim in pending],
-                    deadline=deadline,
-                    cancel=cancel,
+                identity, vectors, poisoned = await self._embed_isolating(
+                    agent_id, pending, deadline=deadline, cancel=cancel
                 )
-                await self._vectors.upsert(
-                    agent_id,
-                    batch.identity,
-                    {
-                        claim.id: vector
-                        for claim, vector in zip(pending, batch.vectors, strict=True)
-                    },
-                    deadline=deadline,
-                    cancel=cancel,
-                )
+                if vectors:
+                    await self._vectors.upsert(
+                        agent_id, identity, vectors, deadline=deadline, cancel=cancel
+                    )
             # Time running out or a cancel mid-batch ends the drain like a failed call: the
             # claims stay pending for the next drain.
             except (ProviderError, StoreError, DeadlineExceeded, OperationCancelled) as exc:
                 log.warning("embedding drain failed for agent %s: %s", agent_id, type(exc).__name__)
-                return DrainReport(embedded=embedded, lost_races=lost, failed=True)
+                return DrainReport(
+                    embedded=embedded, lost_races=lost, rejected=rejected, failed=True
+                )
+            for claim in poisoned:
+                # Terminal and content-free: the ERROR state says the provider refused this
+                # text, the log names the claim id only; the drain no longer lists it.
+                rejected += self._store.mark_embedding(
+                    agent_id,
+                    claim.id,
+                    expected_revision=claim.revision,
+                    identity=identity,
+                    ready=False,
+                    now=self._clock.now(),
+                )
+                log.warning("embedding of claim %s refused by the provider: marked error", claim.id)
+            embedded_claims = [claim for claim in pending if claim.id in vectors]
             losers = [
                 claim.id
-                for claim in pending
+                for claim in embedded_claims
                 if not self._store.mark_embedding(
                     agent_id,
                     claim.id,
                     expected_revision=claim.revision,
-                    identity=batch.identity,
+                    identity=identity,
                     ready=True,
                     now=self._clock.now(),
                 )
             ]
-            embedded += len(pending) - len(losers)
+            embedded += len(embedded_claims) - len(losers)
             if progress is not None:
                 progress(embedded)
             if losers:
@@ -287,7 +296,47 @@ class VectorIndex:
                 await self.forget(agent_id, losers, deadline=deadline, cancel=cancel)
             if len(pending) < self._batch_limit:
                 break
-        return DrainReport(embedded=embedded, lost_races=lost)
+        return DrainReport(embedded=embedded, lost_races=lost, rejected=rejected)
+
+    async def _embed_isolating(
+        self,
+        agent_id: str,
+        claims: Sequence[Claim],
+        *,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> tuple[EmbeddingIdentity, dict[str, tuple[float, ...]], list[Claim]]:
+        """Vectors by claim id, and the claims the provider refuses on their own.
+
+        A batch is all or nothing at the provider, so one text it always rejects (a 4xx:
+        `ProviderResponseError`) would keep every claim pending forever. A rejected batch is
+        halved until the refused texts stand alone — about 2·log2(n) extra calls per poison
+        claim. Retryable failures (outage, deadline, cancel) propagate: nothing is terminal.
+        """
+        assert self._gateway is not None
+        try:
+            batch = await self._gateway.embed_batch(
+                agent_id=agent_id,
+                texts=[claim.content for claim in claims],
+                deadline=deadline,
+                cancel=cancel,
+            )
+        except ProviderResponseError:
+            if len(claims) == 1:
+                identity = await self._gateway.identity(
+                    agent_id=agent_id, deadline=deadline, cancel=cancel
+                )
+                return identity, {}, list(claims)
+            middle = len(claims) // 2
+            identity, vectors, poisoned = await self._embed_isolating(
+                agent_id, claims[:middle], deadline=deadline, cancel=cancel
+            )
+            _, more_vectors, more_poisoned = await self._embed_isolating(
+                agent_id, claims[middle:], deadline=deadline, cancel=cancel
+            )
+            return identity, {**vectors, **more_vectors}, [*poisoned, *more_poisoned]
+        vectors = {claim.id: vector for claim, vector in zip(claims, batch.vectors, strict=True)}
+        return batch.identity, vectors, []
 
     async def forget(
         self,

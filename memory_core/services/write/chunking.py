@@ -9,7 +9,11 @@ goes on to take the following messages.
 
 The cursor rule: a chunk's `cursor_commit_order_seq` is the highest order_seq *completed*
 in it — a whole message, a final fragment, or a message that needs no extraction — so a
-partially processed message never lets the cursor pass it.
+partially processed message never lets the cursor pass it. A chunk that ends mid-message
+carries `resume`, the cursor position after it (the code points of that message done), so the
+next pass starts at the following fragment instead of the first (R-WRITE-1); `chunk_messages`
+resumes from such a position and stops after `max_chunks`, so a pass's work is bounded by its
+chunk budget, not by the length of the message.
 
 Not extracted, but passed over by the cursor: compaction markers, failed messages, system
 and tool messages, blank messages. A pending (still streaming) message stops the plan: it
@@ -28,6 +32,7 @@ import attrs
 
 from memory_core.domain.errors import ValidationError
 from memory_core.domain.tokens import is_cjk_like
+from memory_core.ports.cursor import CursorPosition
 from memory_core.ports.tape import EntryKind, EntryRole, EntryStatus, TapeEntry
 from memory_core.settings import CHUNK_MIN_CODE_POINTS, CHUNK_MIN_TOKENS, MemorySettings
 
@@ -39,6 +44,7 @@ __all__ = [
     "ChunkPart",
     "chunk_messages",
     "is_extractable",
+    "split_chunk",
 ]
 
 LABELS: dict[EntryRole, str] = {EntryRole.USER: "User", EntryRole.ASSISTANT: "Assistant"}
@@ -99,6 +105,7 @@ class Chunk:
     parts: tuple[ChunkPart, ...]
     covered_through_order_seq: int  # highest order_seq with anything in this chunk
     cursor_commit_order_seq: int | None  # highest order_seq completed here; None: no advance
+    resume: CursorPosition | None = None  # ends mid-message: the position after this chunk
     text: str = attrs.field(init=False)
 
     @text.default
@@ -124,21 +131,61 @@ def is_extractable(entry: TapeEntry) -> bool:
     )
 
 
-def chunk_messages(entries: Iterable[TapeEntry], limits: ChunkLimits) -> tuple[Chunk, ...]:
-    """Pack `entries` (one session, order_seq ascending) into chunks within `limits`.
-    Nothing extractable yields no chunk."""
-    builder = _Builder(limits)
+def chunk_messages(
+    entries: Iterable[TapeEntry],
+    limits: ChunkLimits,
+    *,
+    start: CursorPosition | None = None,
+    max_chunks: int | None = None,
+) -> tuple[Chunk, ...]:
+    """Pack `entries` (one session, order_seq ascending, all after `start.order_seq`) into
+    chunks within `limits`, the first extractable message from `start.fragment_offset` on.
+    At most `max_chunks` + 1 chunks are built (the one over says there is more). Nothing
+    extractable yields no chunk."""
+    start = start or CursorPosition()
+    builder = _Builder(limits, start.order_seq, None if max_chunks is None else max_chunks + 1)
+    offset = start.fragment_offset
     previous: TapeEntry | None = None
     for entry in entries:
         _check_order(previous, entry)
         previous = entry
-        if entry.status is EntryStatus.PENDING:
+        if entry.status is EntryStatus.PENDING or builder.full:
             break
         if not is_extractable(entry):
             builder.pass_over(entry.order_seq)
+        elif offset:
+            # The message a previous pass was part-way through: its remaining fragments.
+            if offset < len(entry.content):
+                builder.add_fragments(entry, begin=offset)
+            else:
+                builder.pass_over(entry.order_seq)
+            offset = 0
         elif not builder.add_whole(entry):
             builder.add_fragments(entry)
     return builder.finish()
+
+
+def split_chunk(chunk: Chunk) -> tuple[Chunk, Chunk] | None:
+    """Two chunks of `chunk`'s parts, halved; None for a single part. Only the last part of
+    a chunk can be an unfinished fragment, so the first half always ends on a completed
+    message and may move the cursor past it; the second keeps the chunk's cursor rule."""
+    if len(chunk.parts) < 2:
+        return None
+    middle = len(chunk.parts) // 2
+    first, second = chunk.parts[:middle], chunk.parts[middle:]
+    return (
+        Chunk(
+            parts=first,
+            covered_through_order_seq=first[-1].order_seq,
+            cursor_commit_order_seq=first[-1].order_seq,
+        ),
+        Chunk(
+            parts=second,
+            covered_through_order_seq=chunk.covered_through_order_seq,
+            cursor_commit_order_seq=chunk.cursor_commit_order_seq,
+            resume=chunk.resume,
+        ),
+    )
 
 
 def _check_order(previous: TapeEntry | None, entry: TapeEntry) -> None:
@@ -159,8 +206,10 @@ def _quarter_tokens(text: str) -> int:
 class _Builder:
     """Mutable packing state; only `chunk_messages` sees it."""
 
-    def __init__(self, limits: ChunkLimits) -> None:
+    def __init__(self, limits: ChunkLimits, done: int, most: int | None) -> None:
         self._limits = limits
+        self._done = done  # highest order_seq completed by the chunks so far
+        self._most = most
         self._chunks: list[Chunk] = []
         self._parts: list[ChunkPart] = []
         self._code_points = 0
@@ -184,6 +233,8 @@ class _Builder:
             created_at=entry.created_at,
         )
         rendered = part.render()
+        if len(rendered) > self._limits.max_code_points:
+            return False  # decided before weighing every character of a long paste
         cost = (len(rendered), _quarter_tokens(rendered))
         if not self._fits(*cost, alone=True):
             return False
@@ -192,14 +243,18 @@ class _Builder:
         self._append(part, *cost)
         return True
 
-    def add_fragments(self, entry: TapeEntry) -> None:
-        """Split an oversized message; every fragment but the last is a chunk of its own."""
+    @property
+    def full(self) -> bool:
+        return self._most is not None and len(self._chunks) >= self._most
+
+    def add_fragments(self, entry: TapeEntry, begin: int = 0) -> None:
+        """Split an oversized message from code point `begin`; every fragment but the last
+        is a chunk of its own."""
         if self._parts:
             self._flush()
         content = entry.content
-        sums = [0, *itertools.accumulate(6 if is_cjk_like(char) else 1 for char in content)]
-        start, number = 0, 1
-        while start < len(content):
+        start, number = begin, 1
+        while start < len(content) and not self.full:
             prefix = ChunkPart(
                 entry_id=entry.id,
                 order_seq=entry.order_seq,
@@ -207,7 +262,7 @@ class _Builder:
                 text="",
                 fragment=number,
             ).render()
-            end = self._fragment_end(content, sums, start, prefix)
+            end = self._fragment_end(content, start, prefix)
             final = end == len(content)
             part = ChunkPart(
                 entry_id=entry.id,
@@ -221,14 +276,17 @@ class _Builder:
             rendered = part.render()
             self._append(part, len(rendered), _quarter_tokens(rendered))
             if not final:
-                self._flush()
+                self._flush(resume_offset=end)
             start, number = end, number + 1
 
-    def _fragment_end(self, content: str, sums: list[int], start: int, prefix: str) -> int:
+    def _fragment_end(self, content: str, start: int, prefix: str) -> int:
         room_points = self._limits.max_code_points - len(prefix)
         room_quarters = self._limits.max_quarter_tokens - _quarter_tokens(prefix)
-        by_weight = bisect.bisect_right(sums, sums[start] + room_quarters) - 1
-        end = min(len(content), start + room_points, by_weight)
+        # Weights of this fragment's window only: the cost of a cut never grows with the
+        # length of the message.
+        window = content[start : start + max(room_points, 0)]
+        weights = list(itertools.accumulate(6 if is_cjk_like(char) else 1 for char in window))
+        end = start + bisect.bisect_right(weights, room_quarters)
         if end <= start:
             raise ValidationError("max_tokens", "too small to hold one character of a fragment")
         if end == len(content):
@@ -264,20 +322,26 @@ class _Builder:
         if part.final:
             self._commit = part.order_seq
 
-    def _flush(self) -> None:
+    def _flush(self, resume_offset: int | None = None) -> None:
         if not self._parts:
             return
         assert self._covered is not None
+        if self._commit is not None:
+            self._done = self._commit
         self._chunks.append(
             Chunk(
                 parts=tuple(self._parts),
                 covered_through_order_seq=self._covered,
                 cursor_commit_order_seq=self._commit,
+                resume=None
+                if resume_offset is None
+                else CursorPosition(order_seq=self._done, fragment_offset=resume_offset),
             )
         )
         self._parts, self._code_points, self._quarters = [], 0, 0
         self._covered, self._commit = None, None
 
     def finish(self) -> tuple[Chunk, ...]:
-        self._flush()
-        return tuple(self._chunks)
+        if not self.full:
+            self._flush()
+        return tuple(self._chunks[: self._most])

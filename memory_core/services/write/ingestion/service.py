@@ -22,7 +22,12 @@ from datetime import datetime
 import attrs
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.domain.errors import DeadlineExceeded, FencedError, OperationCancelled
+from memory_core.domain.errors import (
+    DeadlineExceeded,
+    FencedError,
+    OperationCancelled,
+    ProviderResponseError,
+)
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.cursor import CursorStore
 from memory_core.ports.extraction import ExtractionRequest, Extractor
@@ -35,7 +40,12 @@ from memory_core.ports.tape import (
     TapeEntry,
     TapeRawEntryReader,
 )
-from memory_core.services.write.chunking import Chunk, chunk_messages, is_extractable
+from memory_core.services.write.chunking import (
+    Chunk,
+    chunk_messages,
+    is_extractable,
+    split_chunk,
+)
 from memory_core.services.write.decision.service import DecisionService, WriteContext, WriteReport
 from memory_core.services.write.fences import WriteCoordinator, WriteTicket
 from memory_core.services.write.fork_cursor import map_fork_cursor, rewind_cursor
@@ -122,7 +132,7 @@ class IngestionRuntime:
         chain's handle, or None when the turn is not extracted (a report says why)."""
         refusal = self._refusal(turn)
         if refusal is not None:
-            cursor = self._s.cursors.get(self.session_id)
+            cursor = self._s.cursors.get(self.agent_id, self.session_id)
             self._publish(self._report(refusal, cursor, cursor))
             return None
         self._queued = _Admission(
@@ -150,21 +160,23 @@ class IngestionRuntime:
             deadline=deadline or self._deadline(self._s.policy.read_seconds),
             cancel=cancel or CancellationToken(),
         )
-        seeded = map_fork_cursor(source, self._s.cursors.get(source_session_id), up_to_order_seq)
+        seeded = map_fork_cursor(
+            source, self._s.cursors.get(self.agent_id, source_session_id), up_to_order_seq
+        )
         self._new_epoch("fork")
-        self._s.cursors.rewind(self.session_id, seeded)
-        return self._s.cursors.advance(self.session_id, seeded)
+        self._s.cursors.rewind(self.agent_id, self.session_id, seeded)
+        return self._s.cursors.advance(self.agent_id, self.session_id, seeded)
 
     def invalidate_from(self, order_seq: int) -> int:
         """Messages from `order_seq` on were edited, deleted or retried: rewind the cursor
         before them and fence work in flight (R-WRITE-3). Returns the cursor."""
-        rewound = rewind_cursor(self._s.cursors.get(self.session_id), order_seq)
+        rewound = rewind_cursor(self._s.cursors.get(self.agent_id, self.session_id), order_seq)
         self._new_epoch("invalidated")
-        return self._s.cursors.rewind(self.session_id, rewound)
+        return self._s.cursors.rewind(self.agent_id, self.session_id, rewound)
 
     def clear_transcript(self) -> None:
         self._new_epoch("transcript cleared")
-        self._s.cursors.rewind(self.session_id, 0)
+        self._s.cursors.rewind(self.agent_id, self.session_id, 0)
 
     def close(self) -> TaskHandle | None:
         """Session destroyed or agent reassigned: refuse new turns, fence and cancel work in
@@ -200,13 +212,14 @@ class IngestionRuntime:
             admission, self._queued = self._queued, None
             report = await self._pass(admission)
             self._publish(report)
-            if report.outcome is IngestionOutcome.PARTIAL:
+            if report.outcome in (IngestionOutcome.PARTIAL, IngestionOutcome.SKIPPED):
                 # The rest of an admitted range needs no second admission.
                 self._queued = attrs.evolve(self._queued or admission, forced=True)
 
     async def _pass(self, admission: _Admission) -> IngestionReport:
         cancel, ticket = self._cancel, admission.ticket
-        cursor = self._s.cursors.get(self.session_id)
+        position = self._s.cursors.position(self.agent_id, self.session_id)
+        cursor = position.order_seq
         records: list[ChunkRecord] = []
         commit_allowed = False
         try:
@@ -218,18 +231,30 @@ class IngestionRuntime:
                 entries = [entry for entry in entries if entry.order_seq <= limit]
             elif not admission.forced and not self._meets_thresholds(entries, admission.turn):
                 return self._report(IngestionOutcome.BELOW_THRESHOLD, cursor, cursor)
+            # Without commits the cursor cannot carry the chain forward: do it all at once.
+            # With them, only the budget (and one more, to know there is more) is chunked, so
+            # a pass costs the same whatever the length of the message (R-WRITE-1).
+            budget = self._s.policy.max_chunks_per_pass if commit_allowed else None
             chunks = [
                 chunk
-                for chunk in chunk_messages(entries, self._s.policy.chunk_limits)
+                for chunk in chunk_messages(
+                    entries, self._s.policy.chunk_limits, start=position, max_chunks=budget
+                )
                 if chunk.covered_through_order_seq > cursor
             ]
             if not chunks:
                 return self._report(IngestionOutcome.NOTHING_NEW, cursor, cursor)
-            # Without commits the cursor cannot carry the chain forward: do it all at once.
-            budget = self._s.policy.max_chunks_per_pass if commit_allowed else len(chunks)
+            budget = len(chunks) if budget is None else budget
             reason = "fallback" if limit is None else "compaction"
             for chunk in chunks[:budget]:
-                records.append(await self._process(chunk, ticket, commit_allowed, reason, cancel))
+                records.extend(
+                    await self._process_isolating(chunk, ticket, commit_allowed, reason, cancel)
+                )
+            skipped = next((r.error for r in records if r.error is not None), None)
+            if skipped is not None:
+                return self._report(
+                    IngestionOutcome.SKIPPED, cursor, None, True, records, error=skipped
+                )
             if not commit_allowed:
                 outcome = IngestionOutcome.UNCOMMITTED
             elif len(chunks) > budget:
@@ -372,12 +397,11 @@ class IngestionRuntime:
         # Revived rows lost their embedding with their revision: embed them now too.
         await self._notify_committed((*report.stored_ids, *report.revived_ids))
         advanced = False
-        if commit_allowed and chunk.cursor_commit_order_seq is not None:
+        if commit_allowed:
             # The claims are in; only the session epoch decides whether the cursor may
             # pass them (an invalidation meanwhile must re-extract this range).
             s.coordinator.epochs.check(ticket.session_id, ticket.epoch)
-            s.cursors.advance(self.session_id, chunk.cursor_commit_order_seq)
-            advanced = True
+            advanced = self._advance_past(chunk)
         anchor_id = await self._append_anchor(chunk, report, advanced, reason, cancel)
         return ChunkRecord(
             covered_through_order_seq=chunk.covered_through_order_seq,
@@ -385,6 +409,94 @@ class IngestionRuntime:
             report=report,
             cursor_advanced=advanced,
             anchor_id=anchor_id,
+        )
+
+    async def _process_isolating(
+        self,
+        chunk: Chunk,
+        ticket: WriteTicket,
+        commit_allowed: bool,
+        reason: str,
+        cancel: CancellationToken,
+    ) -> list[ChunkRecord]:
+        """`_process`, bounding refusals (R-WRITE-6). The model refused `chunk` (an unusable
+        answer, or a 4xx): each refused call counts at the cursor position. A first refusal
+        fails the pass (it may be a one-off; a later turn retries). A repeated one halves a
+        chunk of several messages until the refused message stands alone, so the messages
+        packed with it are still extracted; a lone refused message is given up once the count
+        reaches `max_chunk_attempts`: the cursor passes it and its `memory/extract` anchor says
+        so. An outage (ProviderUnavailable) is no refusal and never counts; neither does the
+        tape fallback, whose cursor cannot move anyway."""
+        try:
+            return [await self._process(chunk, ticket, commit_allowed, reason, cancel)]
+        except ProviderResponseError as exc:
+            if not commit_allowed or self._classify(exc, ticket) is not IngestionOutcome.FAILED:
+                raise
+            attempts = self._s.cursors.record_failure(self.agent_id, self.session_id)
+            halves = split_chunk(chunk) if attempts > 1 else None
+            if halves is None:
+                if attempts < self._s.policy.max_chunk_attempts:
+                    raise
+                return [await self._skip(chunk, type(exc).__name__, attempts, ticket, cancel)]
+        records: list[ChunkRecord] = []
+        for half in halves:
+            records.extend(
+                await self._process_isolating(half, ticket, commit_allowed, reason, cancel)
+            )
+        return records
+
+    def _advance_past(self, chunk: Chunk) -> bool:
+        """Move the cursor over `chunk`: into its message when it ends mid-message, else past
+        the last message it completed. False when it completes nothing and ends on no offset."""
+        if chunk.resume is not None:
+            resume = chunk.resume
+            self._s.cursors.advance(
+                self.agent_id,
+                self.session_id,
+                resume.order_seq,
+                fragment_offset=resume.fragment_offset,
+            )
+            return True
+        if chunk.cursor_commit_order_seq is None:
+            return False
+        self._s.cursors.advance(self.agent_id, self.session_id, chunk.cursor_commit_order_seq)
+        return True
+
+    async def _skip(
+        self,
+        chunk: Chunk,
+        error: str,
+        attempts: int,
+        ticket: WriteTicket,
+        cancel: CancellationToken,
+    ) -> ChunkRecord:
+        """Give `chunk` up for good: the cursor passes it, its anchor records the outcome."""
+        s = self._s
+        s.coordinator.epochs.check(ticket.session_id, ticket.epoch)
+        advanced = self._advance_past(chunk)
+        _log.warning(
+            "ingestion of session %s: chunk through order_seq %d refused %d times (%s), skipped",
+            self.session_id,
+            chunk.covered_through_order_seq,
+            attempts,
+            error,
+        )
+        report = WriteReport()
+        anchor_id = await self._append_anchor(
+            chunk,
+            report,
+            advanced,
+            "refused",
+            cancel,
+            skipped={"error": error, "attempts": attempts},
+        )
+        return ChunkRecord(
+            covered_through_order_seq=chunk.covered_through_order_seq,
+            cursor_commit_order_seq=chunk.cursor_commit_order_seq,
+            report=report,
+            cursor_advanced=advanced,
+            anchor_id=anchor_id,
+            error=error,
         )
 
     async def _notify_committed(self, ids: tuple[str, ...]) -> None:
@@ -407,8 +519,10 @@ class IngestionRuntime:
         advanced: bool,
         reason: str,
         cancel: CancellationToken,
+        *,
+        skipped: dict[str, object] | None = None,
     ) -> str | None:
-        payload = {
+        payload: dict[str, object] = {
             **report.payload(),
             "reason": reason,
             "sourceEntryIds": list(chunk.source_entry_ids),
@@ -416,7 +530,11 @@ class IngestionRuntime:
             "cursorCommitOrderSeq": chunk.cursor_commit_order_seq,
             "cursorAdvanced": advanced,
             "fragments": chunk.fragment_count,
+            "fragmentOffset": None if chunk.resume is None else chunk.resume.fragment_offset,
         }
+        if skipped is not None:
+            # The terminal outcome of a refused chunk: a type name and a count, no content.
+            payload["skipped"] = skipped
         try:
             return await self._s.anchors.append(
                 Anchor(
@@ -455,7 +573,9 @@ class IngestionRuntime:
             session_id=self.session_id,
             outcome=outcome,
             cursor_before=before,
-            cursor_after=self._s.cursors.get(self.session_id) if after is None else after,
+            cursor_after=(
+                self._s.cursors.get(self.agent_id, self.session_id) if after is None else after
+            ),
             commit_allowed=commit_allowed,
             chunks=tuple(chunks),
             error=error,

@@ -73,6 +73,7 @@ class IngestionOutcome(StrEnum):
     CANCELLED = "cancelled"
     DEADLINE_EXCEEDED = "deadline-exceeded"
     FAILED = "failed"  # extraction, decision or store error
+    SKIPPED = "skipped"  # a chunk refused on every attempt: given up, the cursor passed it
 
 
 @attrs.frozen(kw_only=True)
@@ -84,6 +85,7 @@ class IngestionPolicy:
     min_messages_with_text: int
     min_visible_chars: int
     max_chunks_per_pass: int
+    max_chunk_attempts: int
     read_seconds: float
     extraction_seconds: float
     decision_seconds: float
@@ -98,6 +100,7 @@ class IngestionPolicy:
             min_messages_with_text=settings.ingestion_min_messages_with_text,
             min_visible_chars=settings.ingestion_min_visible_chars,
             max_chunks_per_pass=settings.ingestion_max_chunks_per_pass,
+            max_chunk_attempts=settings.ingestion_max_chunk_attempts,
             read_seconds=settings.tape_read_seconds,
             extraction_seconds=settings.extraction_seconds,
             decision_seconds=settings.decision_seconds,
@@ -116,6 +119,7 @@ class ChunkRecord:
     report: WriteReport
     cursor_advanced: bool
     anchor_id: str | None
+    error: str | None = None  # a refused chunk given up: the exception's type name
 
 
 @attrs.frozen(kw_only=True)
