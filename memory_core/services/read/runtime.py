@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
+from datetime import datetime
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
@@ -30,7 +31,7 @@ from memory_core.domain.directives import (
     DirectiveStatus,
     match_text,
 )
-from memory_core.domain.errors import AgentMemoryError, DeadlineExceeded, StoreError
+from memory_core.domain.errors import DeadlineExceeded, StoreError
 from memory_core.domain.manifest import (
     Degradation,
     DroppedItem,
@@ -42,7 +43,7 @@ from memory_core.domain.temporal_policy import TemporalPolicy
 from memory_core.ports.blocking import BlockingCalls
 from memory_core.ports.claims import ClaimReader, ClaimSearch, DirectiveReader
 from memory_core.ports.clock import DomainClock, InfraClock
-from memory_core.ports.scheduler import TaskScheduler
+from memory_core.ports.scheduler import TaskHandle, TaskScheduler
 from memory_core.ports.tape import Anchor, AnchorKind, TapeAnchorWriter
 from memory_core.services.read.contribution import ContributionRequest, RecalledMemory, assemble
 from memory_core.services.read.projections import project_working
@@ -122,6 +123,14 @@ def _without_suppressed(
     return kept, tuple(hidden)
 
 
+def _degradation(exc: Exception) -> Degradation:
+    """The typed reason a turn failed open: a store timeout or error, else unknown (a host
+    port's own exception, such as an OSError, is not ours to classify)."""
+    if isinstance(exc, DeadlineExceeded | StoreError):
+        return store_degradation(exc)
+    return Degradation.UNKNOWN
+
+
 def place(contribution: TurnContribution | None, user_text: str) -> str:
     """The user message with memory prepended; the user's own words stay last (R-READ-7)."""
     text = contribution.text if contribution is not None else None
@@ -166,6 +175,7 @@ class MemoryRuntime:
         self._turns: OrderedDict[str, TurnContribution] = OrderedDict()
         self._ingestion = ingestion
         self._scheduler = scheduler
+        self._bookkeeping: list[TaskHandle] = []  # anchors and counts still being written
 
     # --- write side: terminal ingestion (R-WRITE-1/2/3) --------------------------------------
     def after_turn_settled(self, turn: TurnOutcome) -> bool:
@@ -195,7 +205,11 @@ class MemoryRuntime:
         return self._ingestion.last_report if self._ingestion else None
 
     async def drain(self) -> None:
-        """Until background extraction of this session has settled."""
+        """Until background extraction, anchors and access counts of this session have
+        settled (each is bounded by its own deadline)."""
+        for handle in self._bookkeeping:
+            await handle.wait()
+        self._bookkeeping.clear()
         if self._ingestion is not None:
             await self._ingestion.drain()
 
@@ -231,7 +245,7 @@ class MemoryRuntime:
         cancel = CancellationToken.linked_to(cancel)
 
         async def work() -> TurnContribution:
-            return await self._assemble(message_id, user_text, budget_tokens, deadline, cancel)
+            return await self._assemble(user_text, budget_tokens, deadline, cancel)
 
         try:
             if self._scheduler is None:
@@ -240,20 +254,90 @@ class MemoryRuntime:
                 # Every await below honours the deadline; the timer is the backstop for a
                 # port that does not (R-READ-1: the turn never waits past it).
                 turn = await self._scheduler.run_within(work, deadline.remaining())
-        except AgentMemoryError as exc:
+        except Exception as exc:  # fail open on anything (R-READ-1)
             cancel.cancel("turn deadline")
-            # Fail open (R-READ-1): the reply matters more than the memory block.
+            # The reply matters more than the memory block; the type alone is logged, a
+            # message may quote content.
             log.warning(
                 "prepare_turn failed open for agent %s: %s", self.agent_id, type(exc).__name__
             )
-            return TurnContribution.empty(ContributionOutcome.FAILED_OPEN, (Degradation.UNKNOWN,))
-        if turn.outcome is not ContributionOutcome.FAILED_OPEN:  # a retry tries again
-            self._remember(message_id, turn)
-        return turn
+            return TurnContribution.empty(ContributionOutcome.FAILED_OPEN, (_degradation(exc),))
+        if turn.outcome is ContributionOutcome.FAILED_OPEN:  # a retry tries again
+            return turn
+        self._remember(message_id, turn)
+        return await self._book(message_id, turn, deadline)
+
+    async def _book(
+        self, message_id: str, turn: TurnContribution, deadline: Deadline
+    ) -> TurnContribution:
+        """The view anchor and the access count of a decided contribution: best effort, and
+        never at its cost (R-READ-1, R-READ-7).
+
+        Both run under their own, longer deadline in the background; the turn waits for the
+        anchor only while its own deadline lasts and then returns without its id, the
+        anchor still being written (and the cached turn updated when it is). The access
+        count starts after the anchor and is never waited for: on a local store it may
+        wait out a busy timeout behind another process's write lock."""
+        book_deadline = Deadline.after(self._infra, self._settings.turn_bookkeeping_seconds)
+        book_cancel = CancellationToken()
+        written: list[str] = []
+
+        async def anchor() -> None:
+            anchor_id = await self._append_anchor(
+                message_id, turn.manifest, book_deadline, book_cancel
+            )
+            if anchor_id is not None:
+                written.append(anchor_id)
+                cached = self._turns.get(message_id)
+                if cached is not None:
+                    self._turns[message_id] = attrs.evolve(cached, anchor_id=anchor_id)
+
+        selected = [item.id for item in turn.manifest.selected]
+        now = self._clock.now()
+
+        async def access() -> None:
+            await self._record_access(selected, now, book_deadline, book_cancel)
+
+        if self._scheduler is None:
+            await anchor()
+            await access()
+        else:
+            self._bookkeeping = [handle for handle in self._bookkeeping if not handle.done]
+            handle = self._scheduler.spawn(anchor, name=f"memory-anchor:{self.agent_id}")
+            self._bookkeeping.append(handle)
+            try:
+                await self._scheduler.run_within(handle.wait, deadline.remaining())
+            except DeadlineExceeded:
+                log.warning("view anchor late for agent %s; written after the turn", self.agent_id)
+            if selected:
+                self._bookkeeping.append(
+                    self._scheduler.spawn(access, name=f"memory-access:{self.agent_id}")
+                )
+        return attrs.evolve(turn, anchor_id=written[0] if written else None)
+
+    async def _record_access(
+        self,
+        selected: Sequence[str],
+        now: datetime,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> None:
+        if not selected:
+            return
+        # Only ids that entered the prompt are counted (R-READ-7), once per message.
+        try:
+            await self._calls.run(
+                lambda: self._store.record_access(self.agent_id, selected, now=now),
+                deadline=deadline,
+                cancel=cancel,
+            )
+        except Exception as exc:  # the count is best effort
+            log.warning(
+                "access accounting skipped for agent %s: %s", self.agent_id, type(exc).__name__
+            )
 
     async def _assemble(
         self,
-        message_id: str,
         user_text: str,
         budget_tokens: int | None,
         deadline: Deadline,
@@ -340,27 +424,12 @@ class MemoryRuntime:
                 total=1000.0 * (self._infra.monotonic() - started),
             ),
         )
-        selected = [item.id for item in manifest.selected]
-        if selected:
-            # Only ids that entered the prompt are counted (R-READ-7), once per message.
-            try:
-                await self._calls.run(
-                    lambda: self._store.record_access(self.agent_id, selected, now=now),
-                    deadline=deadline,
-                    cancel=cancel,
-                )
-            except (DeadlineExceeded, StoreError) as exc:
-                # The contribution is ready: the turn keeps it, only the count is lost.
-                log.warning(
-                    "access accounting skipped for agent %s: %s", self.agent_id, type(exc).__name__
-                )
-        anchor_id = await self._append_anchor(message_id, manifest, deadline, cancel)
         outcome = ContributionOutcome.ASSEMBLED if contribution.text else ContributionOutcome.EMPTY
         return TurnContribution(
             memory_text=contribution.memory_text,
             directive_text=contribution.directive_text,
             manifest=manifest,
-            anchor_id=anchor_id,
+            anchor_id=None,  # set by `_book` once the anchor is written
             outcome=outcome,
             retrieval=result.diagnostics,
         )
@@ -386,7 +455,7 @@ class MemoryRuntime:
                 deadline=deadline,
                 cancel=cancel,
             )
-        except AgentMemoryError as exc:
+        except Exception as exc:  # a host tape may raise anything (ENOSPC)
             log.warning(
                 "view anchor not written for agent %s: %s", self.agent_id, type(exc).__name__
             )
