@@ -7,7 +7,9 @@ persisted as a `memory/view_assembled` anchor. A refresh or context-pressure rec
 same message reuses that contribution: no second retrieval, accounting or anchor.
 
 Fail-open: any failure inside returns an empty contribution with the failure recorded, so
-the host's turn proceeds; the host surface adds a hard timer around this call. The runtime
+the host's turn proceeds; the scheduler's hard timer backs the soft deadline against a port
+that ignores it, and the anchor and access count, written after the contribution is decided,
+may finish after the turn has returned but never cost it (R-READ-1). The runtime
 never sees or rewrites the host's system prompt — it returns text the host prepends to the
 user's own message.
 """
@@ -17,7 +19,6 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
-from datetime import datetime
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
@@ -43,8 +44,9 @@ from memory_core.domain.temporal_policy import TemporalPolicy
 from memory_core.ports.blocking import BlockingCalls
 from memory_core.ports.claims import ClaimReader, ClaimSearch, DirectiveReader
 from memory_core.ports.clock import DomainClock, InfraClock
-from memory_core.ports.scheduler import TaskHandle, TaskScheduler
-from memory_core.ports.tape import Anchor, AnchorKind, TapeAnchorWriter
+from memory_core.ports.scheduler import TaskScheduler
+from memory_core.ports.tape import TapeAnchorWriter
+from memory_core.services.read.bookkeeping import TurnBookkeeping
 from memory_core.services.read.contribution import ContributionRequest, RecalledMemory, assemble
 from memory_core.services.read.projections import project_working
 from memory_core.services.read.retrieval.failures import store_degradation
@@ -167,7 +169,6 @@ class MemoryRuntime:
         self.kind = SessionKind(kind)
         self._store = store
         self._retrieval = retrieval
-        self._anchors = anchors
         self._clock = domain_clock
         self._infra = infra_clock
         self._calls = calls  # the turn's store calls, off the loop for a networked store
@@ -175,7 +176,17 @@ class MemoryRuntime:
         self._turns: OrderedDict[str, TurnContribution] = OrderedDict()
         self._ingestion = ingestion
         self._scheduler = scheduler
-        self._bookkeeping: list[TaskHandle] = []  # anchors and counts still being written
+        self._records = TurnBookkeeping(
+            agent_id=agent_id,
+            session_id=session_id,
+            store=store,
+            anchors=anchors,
+            calls=calls,
+            domain_clock=domain_clock,
+            infra_clock=infra_clock,
+            scheduler=scheduler,
+            seconds=settings.turn_bookkeeping_seconds,
+        )
 
     # --- write side: terminal ingestion (R-WRITE-1/2/3) --------------------------------------
     def after_turn_settled(self, turn: TurnOutcome) -> bool:
@@ -207,9 +218,7 @@ class MemoryRuntime:
     async def drain(self) -> None:
         """Until background extraction, anchors and access counts of this session have
         settled (each is bounded by its own deadline)."""
-        for handle in self._bookkeeping:
-            await handle.wait()
-        self._bookkeeping.clear()
+        await self._records.drain()
         if self._ingestion is not None:
             await self._ingestion.drain()
 
@@ -265,76 +274,13 @@ class MemoryRuntime:
         if turn.outcome is ContributionOutcome.FAILED_OPEN:  # a retry tries again
             return turn
         self._remember(message_id, turn)
-        return await self._book(message_id, turn, deadline)
-
-    async def _book(
-        self, message_id: str, turn: TurnContribution, deadline: Deadline
-    ) -> TurnContribution:
-        """The view anchor and the access count of a decided contribution: best effort, and
-        never at its cost (R-READ-1, R-READ-7).
-
-        Both run under their own, longer deadline in the background; the turn waits for the
-        anchor only while its own deadline lasts and then returns without its id, the
-        anchor still being written (and the cached turn updated when it is). The access
-        count starts after the anchor and is never waited for: on a local store it may
-        wait out a busy timeout behind another process's write lock."""
-        book_deadline = Deadline.after(self._infra, self._settings.turn_bookkeeping_seconds)
-        book_cancel = CancellationToken()
-        written: list[str] = []
-
-        async def anchor() -> None:
-            anchor_id = await self._append_anchor(
-                message_id, turn.manifest, book_deadline, book_cancel
-            )
-            if anchor_id is not None:
-                written.append(anchor_id)
-                cached = self._turns.get(message_id)
-                if cached is not None:
-                    self._turns[message_id] = attrs.evolve(cached, anchor_id=anchor_id)
-
-        selected = [item.id for item in turn.manifest.selected]
-        now = self._clock.now()
-
-        async def access() -> None:
-            await self._record_access(selected, now, book_deadline, book_cancel)
-
-        if self._scheduler is None:
-            await anchor()
-            await access()
-        else:
-            self._bookkeeping = [handle for handle in self._bookkeeping if not handle.done]
-            handle = self._scheduler.spawn(anchor, name=f"memory-anchor:{self.agent_id}")
-            self._bookkeeping.append(handle)
-            try:
-                await self._scheduler.run_within(handle.wait, deadline.remaining())
-            except DeadlineExceeded:
-                log.warning("view anchor late for agent %s; written after the turn", self.agent_id)
-            if selected:
-                self._bookkeeping.append(
-                    self._scheduler.spawn(access, name=f"memory-access:{self.agent_id}")
-                )
-        return attrs.evolve(turn, anchor_id=written[0] if written else None)
-
-    async def _record_access(
-        self,
-        selected: Sequence[str],
-        now: datetime,
-        deadline: Deadline,
-        cancel: CancellationToken,
-    ) -> None:
-        if not selected:
-            return
-        # Only ids that entered the prompt are counted (R-READ-7), once per message.
-        try:
-            await self._calls.run(
-                lambda: self._store.record_access(self.agent_id, selected, now=now),
-                deadline=deadline,
-                cancel=cancel,
-            )
-        except Exception as exc:  # the count is best effort
-            log.warning(
-                "access accounting skipped for agent %s: %s", self.agent_id, type(exc).__name__
-            )
+        anchor_id = await self._records.record(
+            message_id,
+            turn.manifest,
+            deadline=deadline,
+            written=lambda anchor_id: self._anchored(message_id, anchor_id),
+        )
+        return attrs.evolve(turn, anchor_id=anchor_id)
 
     async def _assemble(
         self,
@@ -434,32 +380,11 @@ class MemoryRuntime:
             retrieval=result.diagnostics,
         )
 
-    async def _append_anchor(
-        self,
-        message_id: str,
-        manifest: SelectionManifest,
-        deadline: Deadline,
-        cancel: CancellationToken,
-    ) -> str | None:
-        if self._anchors is None or manifest.is_empty:
-            return None
-        try:
-            return await self._anchors.append(
-                Anchor(
-                    kind=AnchorKind.VIEW_ASSEMBLED,
-                    agent_id=self.agent_id,
-                    session_id=self.session_id,
-                    message_id=message_id,
-                    payload={"manifest": manifest.to_json()},
-                ),
-                deadline=deadline,
-                cancel=cancel,
-            )
-        except Exception as exc:  # a host tape may raise anything (ENOSPC)
-            log.warning(
-                "view anchor not written for agent %s: %s", self.agent_id, type(exc).__name__
-            )
-            return None
+    def _anchored(self, message_id: str, anchor_id: str) -> None:
+        # A late anchor still reaches the cached turn, so a refresh sees its id.
+        cached = self._turns.get(message_id)
+        if cached is not None:
+            self._turns[message_id] = attrs.evolve(cached, anchor_id=anchor_id)
 
     def _remember(self, message_id: str, turn: TurnContribution) -> None:
         self._turns[message_id] = turn
