@@ -308,6 +308,16 @@ class MemorySettings:
         validator=_positive,
         metadata=_doc("Soft deadline of a turn's contribution; past it the turn proceeds without."),
     )
+    query_prefix_code_points: int = attrs.field(
+        default=8_000,
+        validator=_positive,
+        metadata=_doc("Code points of a message, from its first visible one, that a query reads."),
+    )
+    turn_bookkeeping_seconds: float = attrs.field(
+        default=30.0,
+        validator=_positive,
+        metadata=_doc("Deadline of a turn's view anchor and access count, which may outlive it."),
+    )
 
     def __attrs_post_init__(self) -> None:
         pairs = (

@@ -165,6 +165,8 @@ CONSUMERS: dict[str, tuple[object, Read]] = {
     "prepare_turn_deadline_ms": (3_000, _of_runtime("prepare_turn_deadline_ms")),
     "working_source_limit": (50, _of_runtime("working_source_limit")),
     "turn_cache_turns": (16, _of_runtime("turn_cache_turns")),
+    "turn_bookkeeping_seconds": (10.0, _of_runtime("turn_bookkeeping_seconds")),
+    "query_prefix_code_points": (4_000, _of_retrieval("query_prefix_code_points")),
     # retrieval and its scoring policy
     "top_k": (9, _of_retrieval("top_k")),
     "similarity_threshold": (0.3, _of_retrieval("similarity_threshold")),

@@ -85,6 +85,7 @@ class MemoryParts:
                 infra_clock=self._infra,
                 calls=self.retrieval.calls,
                 settings=self.settings,
+                scheduler=self._scheduler,  # the turn's hard timer (R-READ-1)
                 ingestion=ingestion,
             )
             self._sessions[key] = runtime

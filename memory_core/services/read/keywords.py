@@ -35,6 +35,7 @@ __all__ = [
     "MAX_TERMS",
     "Keyword",
     "TermKind",
+    "bounded_query",
     "coverage_tokens",
     "extract_keywords",
     "search_terms",
@@ -148,6 +149,25 @@ def extract_keywords(
         key=lambda k: (len(k.text) < 3, k.kind, -len(k.text), k.position),
     )[:max_terms]
     return tuple(sorted(picked, key=lambda k: k.position))
+
+
+_FIRST_VISIBLE = re.compile(r"\S")
+# NUL and lone surrogates (a str may hold them; UTF-8 encoding and SQLite refuse them).
+_UNENCODABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def bounded_query(message: str, limit: int) -> str:
+    """The part of a user message a turn works on: at most `limit` code points from its first
+    visible character, NULs and lone surrogates as spaces, stripped; "" when nothing is left.
+
+    Cut before any per-character work (normalisation, keywords, coverage, hashing), so a 10 MB
+    paste costs what a short message does; leading whitespace is skipped first, so a message
+    that opens with a page of blanks still has a query (R-READ-1)."""
+    start = _FIRST_VISIBLE.search(message)
+    if start is None:
+        return ""
+    head = message[start.start() : start.start() + limit]
+    return _UNENCODABLE.sub(" ", head).strip()
 
 
 def search_terms(query: str) -> tuple[str, ...]:

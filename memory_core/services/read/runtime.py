@@ -7,7 +7,9 @@ persisted as a `memory/view_assembled` anchor. A refresh or context-pressure rec
 same message reuses that contribution: no second retrieval, accounting or anchor.
 
 Fail-open: any failure inside returns an empty contribution with the failure recorded, so
-the host's turn proceeds; the host surface adds a hard timer around this call. The runtime
+the host's turn proceeds; the scheduler's hard timer backs the soft deadline against a port
+that ignores it, and the anchor and access count, written after the contribution is decided,
+may finish after the turn has returned but never cost it (R-READ-1). The runtime
 never sees or rewrites the host's system prompt — it returns text the host prepends to the
 user's own message.
 """
@@ -30,7 +32,7 @@ from memory_core.domain.directives import (
     DirectiveStatus,
     match_text,
 )
-from memory_core.domain.errors import AgentMemoryError, DeadlineExceeded, StoreError
+from memory_core.domain.errors import DeadlineExceeded, StoreError
 from memory_core.domain.manifest import (
     Degradation,
     DroppedItem,
@@ -43,7 +45,8 @@ from memory_core.ports.blocking import BlockingCalls
 from memory_core.ports.claims import ClaimReader, ClaimSearch, DirectiveReader
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.scheduler import TaskScheduler
-from memory_core.ports.tape import Anchor, AnchorKind, TapeAnchorWriter
+from memory_core.ports.tape import TapeAnchorWriter
+from memory_core.services.read.bookkeeping import TurnBookkeeping
 from memory_core.services.read.contribution import ContributionRequest, RecalledMemory, assemble
 from memory_core.services.read.projections import project_working
 from memory_core.services.read.retrieval.failures import store_degradation
@@ -122,6 +125,14 @@ def _without_suppressed(
     return kept, tuple(hidden)
 
 
+def _degradation(exc: Exception) -> Degradation:
+    """The typed reason a turn failed open: a store timeout or error, else unknown (a host
+    port's own exception, such as an OSError, is not ours to classify)."""
+    if isinstance(exc, DeadlineExceeded | StoreError):
+        return store_degradation(exc)
+    return Degradation.UNKNOWN
+
+
 def place(contribution: TurnContribution | None, user_text: str) -> str:
     """The user message with memory prepended; the user's own words stay last (R-READ-7)."""
     text = contribution.text if contribution is not None else None
@@ -158,7 +169,6 @@ class MemoryRuntime:
         self.kind = SessionKind(kind)
         self._store = store
         self._retrieval = retrieval
-        self._anchors = anchors
         self._clock = domain_clock
         self._infra = infra_clock
         self._calls = calls  # the turn's store calls, off the loop for a networked store
@@ -166,6 +176,17 @@ class MemoryRuntime:
         self._turns: OrderedDict[str, TurnContribution] = OrderedDict()
         self._ingestion = ingestion
         self._scheduler = scheduler
+        self._records = TurnBookkeeping(
+            agent_id=agent_id,
+            session_id=session_id,
+            store=store,
+            anchors=anchors,
+            calls=calls,
+            domain_clock=domain_clock,
+            infra_clock=infra_clock,
+            scheduler=scheduler,
+            seconds=settings.turn_bookkeeping_seconds,
+        )
 
     # --- write side: terminal ingestion (R-WRITE-1/2/3) --------------------------------------
     def after_turn_settled(self, turn: TurnOutcome) -> bool:
@@ -195,7 +216,9 @@ class MemoryRuntime:
         return self._ingestion.last_report if self._ingestion else None
 
     async def drain(self) -> None:
-        """Until background extraction of this session has settled."""
+        """Until background extraction, anchors and access counts of this session have
+        settled (each is bounded by its own deadline)."""
+        await self._records.drain()
         if self._ingestion is not None:
             await self._ingestion.drain()
 
@@ -231,7 +254,7 @@ class MemoryRuntime:
         cancel = CancellationToken.linked_to(cancel)
 
         async def work() -> TurnContribution:
-            return await self._assemble(message_id, user_text, budget_tokens, deadline, cancel)
+            return await self._assemble(user_text, budget_tokens, deadline, cancel)
 
         try:
             if self._scheduler is None:
@@ -240,20 +263,27 @@ class MemoryRuntime:
                 # Every await below honours the deadline; the timer is the backstop for a
                 # port that does not (R-READ-1: the turn never waits past it).
                 turn = await self._scheduler.run_within(work, deadline.remaining())
-        except AgentMemoryError as exc:
+        except Exception as exc:  # fail open on anything (R-READ-1)
             cancel.cancel("turn deadline")
-            # Fail open (R-READ-1): the reply matters more than the memory block.
+            # The reply matters more than the memory block; the type alone is logged, a
+            # message may quote content.
             log.warning(
                 "prepare_turn failed open for agent %s: %s", self.agent_id, type(exc).__name__
             )
-            return TurnContribution.empty(ContributionOutcome.FAILED_OPEN, (Degradation.UNKNOWN,))
-        if turn.outcome is not ContributionOutcome.FAILED_OPEN:  # a retry tries again
-            self._remember(message_id, turn)
-        return turn
+            return TurnContribution.empty(ContributionOutcome.FAILED_OPEN, (_degradation(exc),))
+        if turn.outcome is ContributionOutcome.FAILED_OPEN:  # a retry tries again
+            return turn
+        self._remember(message_id, turn)
+        anchor_id = await self._records.record(
+            message_id,
+            turn.manifest,
+            deadline=deadline,
+            written=lambda anchor_id: self._anchored(message_id, anchor_id),
+        )
+        return attrs.evolve(turn, anchor_id=anchor_id)
 
     async def _assemble(
         self,
-        message_id: str,
         user_text: str,
         budget_tokens: int | None,
         deadline: Deadline,
@@ -340,57 +370,21 @@ class MemoryRuntime:
                 total=1000.0 * (self._infra.monotonic() - started),
             ),
         )
-        selected = [item.id for item in manifest.selected]
-        if selected:
-            # Only ids that entered the prompt are counted (R-READ-7), once per message.
-            try:
-                await self._calls.run(
-                    lambda: self._store.record_access(self.agent_id, selected, now=now),
-                    deadline=deadline,
-                    cancel=cancel,
-                )
-            except (DeadlineExceeded, StoreError) as exc:
-                # The contribution is ready: the turn keeps it, only the count is lost.
-                log.warning(
-                    "access accounting skipped for agent %s: %s", self.agent_id, type(exc).__name__
-                )
-        anchor_id = await self._append_anchor(message_id, manifest, deadline, cancel)
         outcome = ContributionOutcome.ASSEMBLED if contribution.text else ContributionOutcome.EMPTY
         return TurnContribution(
             memory_text=contribution.memory_text,
             directive_text=contribution.directive_text,
             manifest=manifest,
-            anchor_id=anchor_id,
+            anchor_id=None,  # set by `_book` once the anchor is written
             outcome=outcome,
             retrieval=result.diagnostics,
         )
 
-    async def _append_anchor(
-        self,
-        message_id: str,
-        manifest: SelectionManifest,
-        deadline: Deadline,
-        cancel: CancellationToken,
-    ) -> str | None:
-        if self._anchors is None or manifest.is_empty:
-            return None
-        try:
-            return await self._anchors.append(
-                Anchor(
-                    kind=AnchorKind.VIEW_ASSEMBLED,
-                    agent_id=self.agent_id,
-                    session_id=self.session_id,
-                    message_id=message_id,
-                    payload={"manifest": manifest.to_json()},
-                ),
-                deadline=deadline,
-                cancel=cancel,
-            )
-        except AgentMemoryError as exc:
-            log.warning(
-                "view anchor not written for agent %s: %s", self.agent_id, type(exc).__name__
-            )
-            return None
+    def _anchored(self, message_id: str, anchor_id: str) -> None:
+        # A late anchor still reaches the cached turn, so a refresh sees its id.
+        cached = self._turns.get(message_id)
+        if cached is not None:
+            self._turns[message_id] = attrs.evolve(cached, anchor_id=anchor_id)
 
     def _remember(self, message_id: str, turn: TurnContribution) -> None:
         self._turns[message_id] = turn

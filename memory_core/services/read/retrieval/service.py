@@ -45,7 +45,7 @@ from memory_core.ports.claims import ClaimSearch, ClearStatus, DirectiveReader, 
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.vectors import ReadyCertificate, VectorHit, VectorStoreCold
 from memory_core.services.providers.gateway.service import ProviderGateway
-from memory_core.services.read.keywords import search_terms
+from memory_core.services.read.keywords import bounded_query, search_terms
 from memory_core.services.read.lexical_rank import lexical_ranks
 from memory_core.services.read.retrieval.failures import QUERY_DEGRADATIONS, store_failure
 from memory_core.services.read.retrieval.types import (
@@ -128,7 +128,10 @@ class RetrievalService:
         agent = request.agent_id
         purpose = request.purpose
         top_k = request.top_k or self._settings.top_k
-        hashed = query_hash(agent, request.query)
+        # Every later step (hash, keywords, coverage, embedding truncation) sees only this
+        # bounded prefix, so a 10 MB paste costs what a short message does (R-READ-1).
+        query = bounded_query(request.query, self._settings.query_prefix_code_points)
+        hashed = query_hash(agent, query)
 
         def finish(
             outcome: RetrievalOutcome,
@@ -157,9 +160,9 @@ class RetrievalService:
             )
 
         stage = self._infra.monotonic()
-        terms = search_terms(request.query)
+        terms = search_terms(query)
         timings["keywords"] = self._elapsed_ms(stage)
-        if not request.query.strip():
+        if not query:
             return finish(RetrievalOutcome.EMPTY_QUERY)
         scope_filter = request.scope_filter or ScopeFilter.from_context(request.context)
         try:
@@ -193,7 +196,7 @@ class RetrievalService:
         vec = _Source(limit=min(self._settings.vector_initial_limit, candidate_limit * 2, cap))
         query_vector = await self._query_vector(
             agent,
-            request.query,
+            query,
             purpose=purpose,
             degradations=degradations,
             timings=timings,
@@ -210,7 +213,7 @@ class RetrievalService:
                 cancel.raise_if_cancelled()
                 fts_claims, fts_ranks = await self._fts_candidates(
                     agent,
-                    request.query,
+                    query,
                     terms=terms,
                     scope_filter=scope_filter,
                     source=fts,

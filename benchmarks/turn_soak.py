@@ -1,0 +1,263 @@
+"""Turn soak: many agents' turns against one embedded store while everything else happens
+at once — background ingestion of every settled turn, model writes, forgets, whole-agent
+clears and another process taking SQLite's write lock in bursts (R-READ-1, R-HOST-1).
+
+    python -m benchmarks turn_soak                 # 20 agents x 2,000 turns
+    python -m benchmarks turn_soak --quick         # 4 agents x 40 turns
+    python -m benchmarks turn_soak --lock-hold 8   # the lock held 8 s at a time
+
+What it reports: turns past the soft deadline plus the documented 1 s margin (the promise:
+0), turn latency percentiles, turns that failed open and why, view anchors expected and
+written (a late anchor is still written after its turn: 0 lost), and whether `diagnose`
+finds every agent healthy at the end.
+
+The lock holder is a separate process, as a CLI `remember` or a backup would be. SQLite calls
+run inline on the event loop (`InlineCalls`), so a write that waits for that lock — any
+agent's extraction, embedding mark or access count — holds every turn of the process for as
+long as it waits, up to the store's busy timeout (5 s). `--lock-hold` above the margin shows
+that limit; the default bursts (0.5 s) stay inside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memory_adapters.tapes import InMemoryTape
+from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.ports.tape import Anchor, AnchorKind
+from memory_core.services.memory import MemoryService
+from memory_core.services.read.runtime import ContributionOutcome
+from memory_core.services.write.ingestion.types import TurnOutcome, TurnStatus
+from memory_core.settings import MemorySettings
+from memory_plugins.bootstrap import open_memory
+from memory_plugins.config import MemoryConfig, PluginChoice
+from memory_plugins.loader import load_plugins
+
+__all__ = ["main", "run"]
+
+MARGIN_S = 1.0
+_TOPICS = (
+    "espresso",
+    "kayaking",
+    "rust",
+    "gardening",
+    "chess",
+    "jazz",
+    "sourdough",
+    "climbing",
+    "astronomy",
+    "pottery",
+)
+# Another process: take the write lock every `every` s for `hold` s until told to stop.
+_HOLDER = """
+import sys, time, apsw
+path, every, hold = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+conn = apsw.Connection(path)
+conn.set_busy_timeout(60_000)
+print("ready", flush=True)
+while True:
+    time.sleep(every)
+    conn.execute("BEGIN IMMEDIATE")
+    time.sleep(hold)
+    conn.execute("ROLLBACK")
+"""
+
+
+class CountingTape(InMemoryTape):
+    """The in-memory tape, counting the view anchors that were really written."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.views: set[tuple[str, str]] = set()
+
+    async def append(self, anchor: Anchor, *, deadline: Deadline, cancel: CancellationToken) -> str:
+        anchor_id = await super().append(anchor, deadline=deadline, cancel=cancel)
+        if anchor.kind is AnchorKind.VIEW_ASSEMBLED and anchor.message_id is not None:
+            self.views.add((anchor.agent_id, anchor.message_id))
+        return anchor_id
+
+
+def _text(rng: random.Random, agent: int, turn: int) -> str:
+    topic = rng.choice(_TOPICS)
+    if rng.random() < 0.5:
+        return f"I really enjoy {topic} on weekends, turn {turn} of agent {agent}."
+    return f"What do you remember about my {topic} plans?"
+
+
+async def _agent(
+    memory: MemoryService,
+    *,
+    tape: CountingTape,
+    index: int,
+    turns: int,
+    rng: random.Random,
+    record: dict[str, Any],
+) -> None:
+    agent, session_id = f"soak-{index:02d}", f"session-{index:02d}"
+    session = memory.session(agent, session_id)
+    for turn in range(turns):
+        text = _text(rng, index, turn)
+        user = tape.append_message(session_id, "user", text)
+        started = time.monotonic()
+        contribution = await session.prepare_turn(user.id, text)
+        record["latencies"].append(time.monotonic() - started)
+        record["outcomes"][contribution.outcome.value] += 1
+        record["degradations"].update(d.value for d in contribution.manifest.degradations)
+        if contribution.outcome is not ContributionOutcome.FAILED_OPEN and not (
+            contribution.manifest.is_empty
+        ):
+            record["expected"].add((agent, user.id))
+        tape.append_message(session_id, "assistant", f"Noted, about {text[:20]}.")
+        session.after_turn_settled(TurnOutcome(status=TurnStatus.COMPLETED))
+        roll = rng.random()
+        try:
+            if roll < 0.05:
+                await memory.remember(agent, f"The user owns a {rng.choice(_TOPICS)} kit #{turn}.")
+            elif roll < 0.08:
+                claims = memory.store.list_claims(agent, limit=20)
+                if claims:
+                    await memory.forget(agent, rng.choice(claims).id)
+            elif roll < 0.081:
+                await memory.clear(agent)
+                record["clears"] += 1
+        except Exception as exc:  # the soak measures turns; a refused write is counted only
+            record["write_errors"][type(exc).__name__] += 1
+        await asyncio.sleep(0)
+
+
+async def _soak(
+    root: Path, *, agents: int, turns: int, deadline_ms: int, lock_every: float, lock_hold: float
+) -> dict[str, Any]:
+    plugins = dict(MemoryConfig().plugins)
+    plugins["embedding_provider"] = PluginChoice(name="hashing")
+    config = MemoryConfig(
+        settings=MemorySettings(prepare_turn_deadline_ms=deadline_ms), plugins=plugins
+    )
+    tape = CountingTape()
+    memory = open_memory(
+        root / "data",
+        config=config,
+        tape=tape,
+        registry=load_plugins(strict=True, distributions={"agent-memory"}).registry,
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(memory.store.path), str(lock_every), str(lock_hold)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None
+    holder.stdout.readline()  # "ready": the lock holder is running
+    record: dict[str, Any] = {
+        "latencies": [],
+        "outcomes": Counter(),
+        "degradations": Counter(),
+        "expected": set(),
+        "clears": 0,
+        "write_errors": Counter(),
+    }
+    started = time.monotonic()
+    try:
+        await asyncio.gather(
+            *(
+                _agent(
+                    memory,
+                    tape=tape,
+                    index=index,
+                    turns=turns,
+                    rng=random.Random(index),
+                    record=record,
+                )
+                for index in range(agents)
+            )
+        )
+    finally:
+        holder.kill()
+        holder.wait()
+    wall = time.monotonic() - started
+    for index in range(agents):
+        await memory.session(f"soak-{index:02d}", f"session-{index:02d}").drain()
+    health = await memory.diagnose([f"soak-{index:02d}" for index in range(agents)])
+    await memory.aclose()
+    latencies = sorted(record["latencies"])
+    limit = deadline_ms / 1000 + MARGIN_S
+    lost = record["expected"] - tape.views
+    return {
+        "agents": agents,
+        "turns_per_agent": turns,
+        "turns": len(latencies),
+        "deadline_s": deadline_ms / 1000,
+        "margin_s": MARGIN_S,
+        "lock_every_s": lock_every,
+        "lock_hold_s": lock_hold,
+        "wall_s": round(wall, 1),
+        "past_deadline_plus_margin": sum(1 for value in latencies if value > limit),
+        "past_deadline": sum(1 for value in latencies if value > deadline_ms / 1000),
+        "p50_ms": round(1000 * statistics.median(latencies), 1),
+        "p99_ms": round(1000 * latencies[int(0.99 * (len(latencies) - 1))], 1),
+        "max_ms": round(1000 * latencies[-1], 1),
+        "outcomes": dict(record["outcomes"]),
+        "degradations": dict(record["degradations"]),
+        "anchors_expected": len(record["expected"]),
+        "anchors_lost": len(lost),
+        "clears": record["clears"],
+        "write_errors": dict(record["write_errors"]),
+        "healthy": health.healthy,
+    }
+
+
+def run(
+    *,
+    agents: int,
+    turns: int,
+    deadline_ms: int = 4_000,
+    lock_every: float = 3.0,
+    lock_hold: float = 0.5,
+    root: Path | None = None,
+) -> dict[str, Any]:
+    """One soak in `root` (a temporary directory when None); its report."""
+    with tempfile.TemporaryDirectory(prefix="turn-soak-") as scratch:
+        return asyncio.run(
+            _soak(
+                Path(root or scratch),
+                agents=agents,
+                turns=turns,
+                deadline_ms=deadline_ms,
+                lock_every=lock_every,
+                lock_hold=lock_hold,
+            )
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks turn_soak")
+    parser.add_argument("--quick", action="store_true", help="4 agents x 40 turns")
+    parser.add_argument("--agents", type=int, default=20)
+    parser.add_argument("--turns", type=int, default=2_000)
+    parser.add_argument("--lock-every", type=float, default=3.0)
+    parser.add_argument("--lock-hold", type=float, default=0.5)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    agents, turns = (4, 40) if args.quick else (args.agents, args.turns)
+    report = run(agents=agents, turns=turns, lock_every=args.lock_every, lock_hold=args.lock_hold)
+    text = json.dumps(report, indent=2, sort_keys=True)
+    print(text)
+    if args.json is not None:
+        args.json.write_text(text + "\n", encoding="utf-8")
+    ok = report["past_deadline_plus_margin"] == 0 and report["anchors_lost"] == 0
+    return 0 if ok and report["healthy"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
