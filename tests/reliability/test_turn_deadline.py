@@ -22,6 +22,7 @@ import pytest
 from memory_adapters.tapes import InMemoryTape
 from memory_contracts.fake_providers import FakeEmbeddingProvider
 from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.domain.errors import ValidationError
 from memory_core.domain.manifest import Degradation
 from memory_core.domain.scope import Scope
 from memory_core.ports.providers import EmbeddingPurpose
@@ -237,8 +238,9 @@ HOSTILE_MESSAGES = {
 
 @pytest.mark.parametrize("text", HOSTILE_MESSAGES.values(), ids=HOSTILE_MESSAGES.keys())
 def test_blank_led_surrogate_and_nul_messages_are_answered(tmp_path: Path, text: str) -> None:
-    """R-READ-1: such messages are handled, never raised, and still find the memory, in a
-    turn and through `recall` (which embeds the query)."""
+    """R-READ-1, R-DOM-4: such messages are handled in a turn, never raised, and still find
+    the memory; `recall` (which embeds the query) finds it too, except that an explicit API
+    call with invalid Unicode gets the boundary's typed error naming the field instead."""
 
     async def go() -> None:
         tape = InMemoryTape()
@@ -249,8 +251,12 @@ def test_blank_led_surrogate_and_nul_messages_are_answered(tmp_path: Path, text:
         await memory.session(A, "s1").drain()
         assert turn.anchor_id is not None
         assert await memory.warm(A)  # now the query is embedded too, truncated to 2,000
-        recalled = await memory.recall(A, text, session_id="s1")
-        assert [item.claim.id for item in recalled.items] == [stored.claim_id]
+        if any(0xD800 <= ord(char) <= 0xDFFF for char in text):
+            with pytest.raises(ValidationError, match="query"):
+                await memory.recall(A, text, session_id="s1")
+        else:
+            recalled = await memory.recall(A, text, session_id="s1")
+            assert [item.claim.id for item in recalled.items] == [stored.claim_id]
         await memory.aclose()
 
     asyncio.run(go())
