@@ -27,7 +27,7 @@ from memory_adapters.extractors.llm_parser import parse_extraction
 from memory_adapters.httpx_providers import OpenAICompatibleEmbedder, OpenAICompatibleTextProvider
 from memory_adapters.tapes import InMemoryTape
 from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.domain.errors import ProviderResponseError
+from memory_core.domain.errors import ProviderResponseError, ProviderUnavailable
 from memory_core.ports.providers import (
     ChatMessage,
     EmbeddingProvider,
@@ -55,8 +55,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length", "0")))
-        body, declared = self.server.reply
-        self.send_response(200)
+        body, declared, status = self.server.reply
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         if declared is None:
             self.send_header("Transfer-Encoding", "chunked")
@@ -79,7 +79,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    reply: tuple[Body, int | None]
+    reply: tuple[Body, int | None, int]  # body, Content-Length (None: chunked), status
     sent = 0
 
 
@@ -106,17 +106,17 @@ def _serve(server: _Server, document: bytes, *, declared: bool) -> None:
         for start in range(0, len(document), 65_536):
             yield document[start : start + 65_536]
 
-    server.reply = (body, len(document) if declared else None)
+    server.reply = (body, len(document) if declared else None, 200)
 
 
-def _serve_endless(server: _Server) -> None:
+def _serve_endless(server: _Server, status: int = 200) -> None:
     def body() -> Iterator[bytes]:
         yield b'{"data": [{"index": 0, "embedding": ['
         piece = b"0.0123456789, " * 4_096
         for _ in range(ENDLESS_LIMIT // len(piece)):
             yield piece
 
-    server.reply = (body, None)
+    server.reply = (body, None, status)
 
 
 def _embeddings(count: int, dim: int) -> bytes:
@@ -194,10 +194,20 @@ def test_an_oversized_answer_is_refused_at_its_cap_without_reading_it(
     assert server.sent < 30 * MB, f"{server.sent} bytes were read; the cap is far lower"
 
 
-def test_an_endless_body_is_cut_off_at_the_cap_with_bounded_memory(server: _Server) -> None:
+@pytest.mark.parametrize(
+    ("status", "error", "limit"),
+    [
+        (200, ProviderResponseError, "embedding_response_max_bytes"),
+        # An error answer is only quoted in a short excerpt: 64 KiB of it are read.
+        (500, ProviderUnavailable, "HTTP 500"),
+    ],
+)
+def test_an_endless_body_is_cut_off_at_the_cap_with_bounded_memory(
+    server: _Server, status: int, error: type[Exception], limit: str
+) -> None:
     """R-READ-1: a fast body that never ends stops at the embedding cap (16 MiB by default);
     main read all of it (3.6 GB measured; 256 MB here) into memory before failing."""
-    _serve_endless(server)
+    _serve_endless(server, status)
     embedder = OpenAICompatibleEmbedder(base_url=_url(server), model="m")
     peak = before = _rss()
     done = threading.Event()
@@ -210,7 +220,7 @@ def test_an_endless_body_is_cut_off_at_the_cap_with_bounded_memory(server: _Serv
     sampler = threading.Thread(target=sample)
     sampler.start()
     try:
-        with pytest.raises(ProviderResponseError, match="embedding_response_max_bytes"):
+        with pytest.raises(error, match=limit):
             asyncio.run(_embed(embedder))
     finally:
         done.set()

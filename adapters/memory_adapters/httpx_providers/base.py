@@ -13,7 +13,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-import attrs
 import httpx
 
 from memory_adapters.httpx_providers.credentials import ApiKey
@@ -34,9 +33,10 @@ __all__ = [
 
 DIMENSION_PROBE_TEXT = "dimension probe"
 
-_SETTINGS = attrs.fields(MemorySettings)
-EMBEDDING_RESPONSE_MAX_BYTES: int = _SETTINGS.embedding_response_max_bytes.default
-TEXT_RESPONSE_MAX_BYTES: int = _SETTINGS.text_response_max_bytes.default
+# The settings' defaults, for providers built without the composition root (tests, scripts).
+_DEFAULTS = MemorySettings()
+EMBEDDING_RESPONSE_MAX_BYTES = _DEFAULTS.embedding_response_max_bytes
+TEXT_RESPONSE_MAX_BYTES = _DEFAULTS.text_response_max_bytes
 EMBEDDING_LIMIT = "embedding_response_max_bytes"
 TEXT_LIMIT = "text_response_max_bytes"
 # A JSON number as servers print it, pretty-printed with indentation and a newline, stays
