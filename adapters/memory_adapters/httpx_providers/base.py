@@ -4,7 +4,7 @@ dimension discovery, response caps, and reprs that show the model and host but n
 An embedding answer is capped by `embedding_response_max_bytes` and, once the dimension is
 known, by what that many vectors can take (`_BYTES_PER_VALUE` each plus an envelope), so a
 wrong-dimension or padded answer is cut off while it streams; within the cap, every vector's
-length is checked before any of its values is read.
+length is checked before any of its values is inspected.
 """
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ class HttpEmbedder(_HttpProvider):
 
 def _checked(raw: Sequence[object], expected: int, dim: int | None, what: str) -> list[list[float]]:
     """The vectors of an answer. Pure, as it may run on a worker thread. Shapes come first,
-    so a wrong dimension is refused before a single value is converted."""
+    so a wrong dimension is refused before a single value is inspected."""
     if len(raw) != expected:
         raise malformed(what, f"{len(raw)} vectors for {expected} texts")
     for item in raw:
