@@ -194,6 +194,20 @@ class MemorySettings:
         validator=_positive,
         metadata=_doc("Recent provider latencies kept for diagnostics."),
     )
+    embedding_response_max_bytes: int = attrs.field(
+        # 50 texts x 8,192 values x 40 bytes: room for the widest common models' full batch.
+        default=16_777_216,
+        validator=_positive,
+        metadata=_doc(
+            "Most bytes of one embedding answer; once the dimension is known, also at most "
+            "64 bytes per expected value plus 64 KiB."
+        ),
+    )
+    text_response_max_bytes: int = attrs.field(
+        default=1_048_576,
+        validator=_positive,
+        metadata=_doc("Most bytes of one text-provider answer; reading stops there."),
+    )
     # --- write path and forgetting -----------------------------------------------------
     clear_batch_size: int = attrs.field(
         default=256,

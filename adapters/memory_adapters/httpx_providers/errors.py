@@ -21,6 +21,7 @@ from memory_core.domain.errors import ProviderError, ProviderResponseError, Prov
 from memory_core.domain.secrets import redact_for_log
 
 __all__ = [
+    "ProviderResponseTooLarge",
     "malformed",
     "retry_after_seconds",
     "safe_text",
@@ -45,28 +46,38 @@ def transport_error(exc: httpx.TransportError, what: str) -> ProviderUnavailable
     return ProviderUnavailable(f"{what}: {type(exc).__name__}{suffix}")
 
 
-def _server_message(response: httpx.Response) -> str:
+def _server_message(body: bytes) -> str:
     # OpenAI-style {"error": {"message": ...}}, Ollama {"error": "..."}, or plain text.
     try:
-        body = response.json()
-    except ValueError:
-        return response.text
-    if isinstance(body, Mapping):
-        error = body.get("error")
+        parsed = json.loads(body)
+    except (ValueError, RecursionError):
+        return body.decode("utf-8", errors="replace")
+    if isinstance(parsed, Mapping):
+        error = parsed.get("error")
         if isinstance(error, Mapping) and isinstance(error.get("message"), str):
             return error["message"]
         if isinstance(error, str):
             return error
-    return json.dumps(body)[:1_000]
+    return json.dumps(parsed)[:1_000]
 
 
-def status_error(response: httpx.Response, what: str, secrets: Iterable[str]) -> ProviderError:
-    status = response.status_code
-    detail = safe_text(_server_message(response), secrets)
+def status_error(status: int, body: bytes, what: str, secrets: Iterable[str]) -> ProviderError:
+    """The error of an HTTP failure `status` whose body (or its first bytes) is `body`."""
+    detail = safe_text(_server_message(body), secrets)
     message = f"{what}: HTTP {status}" + (f": {detail}" if detail else "")
     if status in (408, 429) or status >= 500:
         return ProviderUnavailable(message)
     return ProviderResponseError(message)
+
+
+class ProviderResponseTooLarge(ProviderResponseError):
+    """The answer is longer than the cap named in the message; reading stopped there (the
+    rest was never received). Not retryable: the same request would get the same answer."""
+
+    def __init__(self, what: str, limit_bytes: int, limit_name: str) -> None:
+        self.limit_bytes = limit_bytes
+        self.limit_name = limit_name
+        super().__init__(f"{what}: the response exceeds {limit_bytes} bytes ({limit_name})")
 
 
 def malformed(what: str, problem: str) -> ProviderResponseError:

@@ -12,6 +12,7 @@ from typing import ClassVar, Literal
 import httpx
 
 from memory_adapters.httpx_providers.base import (
+    TEXT_RESPONSE_MAX_BYTES,
     HttpEmbedder,
     HttpTextProvider,
     field,
@@ -87,6 +88,7 @@ class OpenAICompatibleTextProvider(HttpTextProvider):
         json_mode: JsonMode = "json_object",
         timeout_cap: float | None = None,
         max_connections: int = 4,
+        max_response_bytes: int = TEXT_RESPONSE_MAX_BYTES,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         if json_mode not in ("json_object", "none"):
@@ -97,6 +99,7 @@ class OpenAICompatibleTextProvider(HttpTextProvider):
             api_key=api_key,
             timeout_cap=timeout_cap,
             max_connections=max_connections,
+            max_response_bytes=max_response_bytes,
             transport=transport,
         )
         self._json_mode = json_mode

@@ -81,6 +81,7 @@ def _make_openai_compatible(context: FactoryContext) -> OpenAICompatibleEmbedder
             dimensions=options.dimensions,
             timeout_cap=options.timeout_seconds,
             max_connections=options.max_connections,
+            max_response_bytes=context.settings.embedding_response_max_bytes,
         ),
         family=FAMILY,
     )
@@ -96,6 +97,7 @@ def _make_ollama(context: FactoryContext) -> OllamaEmbedder:
             dimensions=options.dimensions,
             timeout_cap=options.timeout_seconds,
             max_connections=options.max_connections,
+            max_response_bytes=context.settings.embedding_response_max_bytes,
         ),
         family=FAMILY,
     )

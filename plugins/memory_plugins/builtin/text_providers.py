@@ -70,6 +70,7 @@ def _make_openai_compatible(context: FactoryContext) -> OpenAICompatibleTextProv
             json_mode=options.json_mode,
             timeout_cap=options.timeout_seconds,
             max_connections=options.max_connections,
+            max_response_bytes=context.settings.text_response_max_bytes,
         ),
         family=FAMILY,
     )
@@ -84,6 +85,7 @@ def _make_ollama(context: FactoryContext) -> OllamaTextProvider:
             api_key=resolve_api_key(options.api_key, options.api_key_env),
             timeout_cap=options.timeout_seconds,
             max_connections=options.max_connections,
+            max_response_bytes=context.settings.text_response_max_bytes,
         ),
         family=FAMILY,
     )
