@@ -87,6 +87,24 @@ CASES: list[tuple[str, Call, str]] = [
     ("recall-purpose", lambda m: m.recall(AGENT, "tea", purpose="spy"), "purpose"),
     ("directive-kind", lambda m: m.create_directive(AGENT, "law", "Be brief."), "kind"),
     ("list-directives-status", lambda m: m.list_directives(AGENT, status="on"), "status"),
+    # the turn: a malformed argument is the host's bug, refused before the fail-open region
+    ("turn-message-id-type", lambda m: m.session(AGENT, "s1").prepare_turn(7, "Hi"), "message_id"),
+    (
+        "turn-message-id-blank",
+        lambda m: m.session(AGENT, "s1").prepare_turn(" ", "Hi"),
+        "message_id",
+    ),
+    ("turn-text-type", lambda m: m.session(AGENT, "s1").prepare_turn("m1", None), "user_text"),
+    (
+        "turn-budget-zero",
+        lambda m: m.session(AGENT, "s1").prepare_turn("m1", "Hi", budget_tokens=0),
+        "budget_tokens",
+    ),
+    (
+        "turn-budget-string",
+        lambda m: m.session(AGENT, "s1").prepare_turn("m1", "Hi", budget_tokens="800"),
+        "budget_tokens",
+    ),
     # lone surrogates: a typed error, not UnicodeEncodeError from the store
     ("remember-surrogate", lambda m: m.remember(AGENT, f"The user likes {LONE}."), "content"),
     ("recall-surrogate", lambda m: m.recall(AGENT, LONE), "query"),

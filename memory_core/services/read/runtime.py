@@ -41,6 +41,7 @@ from memory_core.domain.manifest import (
 )
 from memory_core.domain.scope import ScopeContext, ScopeFilter
 from memory_core.domain.temporal_policy import TemporalPolicy
+from memory_core.domain.validation import check_id, check_instance, check_int
 from memory_core.ports.blocking import BlockingCalls
 from memory_core.ports.claims import ClaimReader, ClaimSearch, DirectiveReader
 from memory_core.ports.clock import DomainClock, InfraClock
@@ -245,7 +246,15 @@ class MemoryRuntime:
 
         A second call for the same message (tool/skill refresh, context-pressure recovery,
         retry) returns the first result unchanged: no retrieval, no accounting, no anchor.
+
+        A malformed argument is the host's bug, not the turn's weather: it is refused with a
+        ValidationError naming the field (R-DOM-4) before the fail-open region. The message
+        text itself is never refused — blanks, NULs and lone surrogates are handled.
         """
+        message_id = check_id(message_id, "message_id")
+        check_instance(user_text, str, "user_text")
+        if budget_tokens is not None:
+            check_int(budget_tokens, "budget_tokens", minimum=1)
         cached = self._turns.get(message_id)
         if cached is not None:
             return attrs.evolve(cached, outcome=ContributionOutcome.REUSED)
