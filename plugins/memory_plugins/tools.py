@@ -12,6 +12,10 @@ same schemas, runs the tool on a `MemoryService`, and returns a JSON-ready dict:
 - `memory_forget` archives a memory: the result says it stays on this machine and can be
   restored by the user (R-FORGET-2).
 
+The user-level tools (`user_memory_add`, `user_memory_delete`; `tool_schemas` says why they
+are apart) run only when the caller passes `allow_user_tools=True`: a surface the user
+drives, or an MCP server its operator started with `--allow-user-tools`.
+
 Results never carry provider secrets, exception messages of providers, or the text of a
 refused write (R-PROV-5): errors are a fixed code and a message this module wrote.
 """
@@ -33,100 +37,40 @@ from memory_core.domain.errors import (
     ValidationError,
 )
 from memory_core.domain.scope import validate_agent_id
-from memory_core.domain.validation import check_session_id, check_text
+from memory_core.domain.validation import check_id, check_session_id, check_text
 from memory_core.services.memory import MemoryService, RememberStatus
+from memory_plugins.tool_schemas import (
+    MODEL_TOOL_NAMES,
+    TOOL_DEFINITIONS,
+    TOOL_NAMES,
+    USER_TOOL_DEFINITIONS,
+    USER_TOOL_NAMES,
+    argument_problem,
+    schema_of,
+    strict_definition,
+)
 
 __all__ = [
     "TOOL_DEFINITIONS",
     "TOOL_NAMES",
+    "USER_TOOL_DEFINITIONS",
+    "USER_TOOL_NAMES",
     "RecalledMemoryView",
     "ToolResult",
+    "error_result",
     "handle_tool_call",
     "tool_definitions",
 ]
 
-_MAX_CONTENT = 2_000
-_MAX_QUERY = 2_000
-_MAX_TOP_K = 20
 
-
-def _function(
-    name: str, description: str, properties: dict[str, Any], required: list[str]
-) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": properties,
-                "required": required,
-                "additionalProperties": False,
-            },
-        },
-    }
-
-
-TOOL_DEFINITIONS: tuple[dict[str, Any], ...] = (
-    _function(
-        "memory_remember",
-        "Save one durable fact about the user or their work (a preference, a plan, a "
-        "decision) to long-term memory, as a short third-person sentence such as 'The user "
-        "prefers tea.'. Credentials (passwords, API keys, tokens) are always refused. Text "
-        "the user asked to forget cannot be saved again by you.",
-        {
-            "content": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": _MAX_CONTENT,
-                "description": "The fact, one sentence, without secrets.",
-            }
-        },
-        ["content"],
-    ),
-    _function(
-        "memory_recall",
-        "Search long-term memory for facts relevant to a question. Returns memories with "
-        "ids (pass an id to memory_forget) and, for time-bound facts, how they stand now.",
-        {
-            "query": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": _MAX_QUERY,
-                "description": "What to look for, in plain words.",
-            },
-            "top_k": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": _MAX_TOP_K,
-                "description": "How many memories at most (default 6).",
-            },
-        },
-        ["query"],
-    ),
-    _function(
-        "memory_forget",
-        "Archive one memory when the user says it is wrong or asks you to forget it. It "
-        "stops being recalled at once; it stays on this machine and the user can restore it.",
-        {
-            "memory_id": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": 200,
-                "description": "The id memory_recall returned for the memory.",
-            }
-        },
-        ["memory_id"],
-    ),
-)
-TOOL_NAMES = frozenset(tool["function"]["name"] for tool in TOOL_DEFINITIONS)
-_SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for tool in TOOL_DEFINITIONS}
-
-
-def tool_definitions() -> list[dict[str, Any]]:
-    """A fresh copy of the definitions, safe for a host to amend."""
-    return copy.deepcopy(list(TOOL_DEFINITIONS))
+def tool_definitions(*, strict: bool = False, user_tools: bool = False) -> list[dict[str, Any]]:
+    """A fresh copy of the model's definitions, safe for a host to amend; `strict` gives the
+    strict-mode form (`strict_definition`), `user_tools` appends the user-level ones (only
+    for a surface the user drives, never for a model acting alone)."""
+    definitions = [*TOOL_DEFINITIONS, *(USER_TOOL_DEFINITIONS if user_tools else ())]
+    if strict:
+        return [strict_definition(definition) for definition in definitions]
+    return copy.deepcopy(definitions)
 
 
 # --- results ---------------------------------------------------------------------------------
@@ -162,6 +106,12 @@ def _error(status: str, message: str) -> ToolResult:
     return ToolResult(ok=False, status=status, message=message)
 
 
+def error_result(status: str, message: str) -> dict[str, Any]:
+    """An `{"ok": false, ...}` result in the handler's JSON shape, for a surface (the MCP
+    server) that refuses a call before it reaches `handle_tool_call`."""
+    return _converter.unstructure(_error(status, message))
+
+
 # --- the handler -------------------------------------------------------------------------------
 async def handle_tool_call(
     memory: MemoryService,
@@ -169,40 +119,61 @@ async def handle_tool_call(
     session_id: str | None,
     name: str,
     arguments: str | Mapping[str, Any] | None,
+    *,
+    user_id: str | None = None,
+    allow_user_tools: bool = False,
 ) -> dict[str, Any]:
     """Run one tool call of the model for `agent_id` and return its JSON-ready result.
 
     `arguments` is what the model sent: a JSON object, as text (OpenAI's `arguments`) or
     already parsed. Mistakes of the model (unknown tool, bad arguments, an unknown id) come
     back as `{"ok": false, ...}` results it can read; a bad `agent_id` is the host's bug and
-    raises ValidationError, as does a bad `session_id`.
+    raises ValidationError, as does a bad `session_id` or `user_id`. `user_id` adds that
+    user's memories to recall. The user-level tools run only with `allow_user_tools`; without
+    it a call to one is refused as `user_tool_not_enabled`.
     """
     validate_agent_id(agent_id)
     check_session_id(session_id)
-    if name not in TOOL_NAMES:
-        result = _error("unknown_tool", f"No tool named {name!r}; use one of {sorted(TOOL_NAMES)}.")
+    if user_id is not None:
+        check_id(user_id, "user_id")
+    if name in USER_TOOL_NAMES and not allow_user_tools:
+        result = _error(
+            "user_tool_not_enabled",
+            f"{name} is a user-level operation and is not enabled here; "
+            "use memory_forget to archive a memory.",
+        )
+    elif name not in MODEL_TOOL_NAMES | USER_TOOL_NAMES:
+        names = sorted(MODEL_TOOL_NAMES | (USER_TOOL_NAMES if allow_user_tools else set()))
+        result = _error("unknown_tool", f"No tool named {name!r}; use one of {names}.")
     else:
         parsed = _parse_arguments(name, arguments)
         if isinstance(parsed, ToolResult):
             result = parsed
         else:
-            result = await _run(memory, agent_id, session_id, name, parsed)
+            result = await _run(
+                memory, name, parsed, agent_id=agent_id, session_id=session_id, user_id=user_id
+            )
     return _converter.unstructure(result)
 
 
 async def _run(
     memory: MemoryService,
-    agent_id: str,
-    session_id: str | None,
     name: str,
     arguments: Mapping[str, Any],
+    *,
+    agent_id: str,
+    session_id: str | None,
+    user_id: str | None,
 ) -> ToolResult:
     try:
-        if name == "memory_remember":
-            return await _remember(memory, agent_id, session_id, arguments["content"])
+        if name in {"memory_remember", "user_memory_add"}:
+            user_add = name == "user_memory_add"
+            return await _remember(memory, agent_id, session_id, arguments["content"], user_add)
         if name == "memory_recall":
-            return await _recall(memory, agent_id, session_id, arguments)
-        return await _forget(memory, agent_id, arguments["memory_id"])
+            return await _recall(memory, agent_id, session_id, user_id, arguments)
+        if name == "memory_forget":
+            return await _forget(memory, agent_id, arguments["memory_id"])
+        return await _delete(memory, agent_id, arguments["memory_id"])
     except SecretRejected as exc:
         return _error(
             "refused_secret",
@@ -220,9 +191,9 @@ async def _run(
 
 
 async def _remember(
-    memory: MemoryService, agent_id: str, session_id: str | None, content: str
+    memory: MemoryService, agent_id: str, session_id: str | None, content: str, user_add: bool
 ) -> ToolResult:
-    outcome = await memory.remember(agent_id, content, session_id=session_id)
+    outcome = await memory.remember(agent_id, content, session_id=session_id, user_add=user_add)
     if outcome.status is RememberStatus.REQUIRES_USER_REAUTHORIZATION:
         return _error(
             outcome.status.value,
@@ -233,14 +204,23 @@ async def _remember(
         return ToolResult(
             ok=True, status=outcome.status.value, message="Already in memory.", id=outcome.claim_id
         )
-    return ToolResult(ok=True, status=outcome.status.value, message="Saved.", id=outcome.claim_id)
+    message = "Saved, at the user's request." if outcome.reauthorized else "Saved."
+    return ToolResult(ok=True, status=outcome.status.value, message=message, id=outcome.claim_id)
 
 
 async def _recall(
-    memory: MemoryService, agent_id: str, session_id: str | None, arguments: Mapping[str, Any]
+    memory: MemoryService,
+    agent_id: str,
+    session_id: str | None,
+    user_id: str | None,
+    arguments: Mapping[str, Any],
 ) -> ToolResult:
     result = await memory.recall(
-        agent_id, arguments["query"], session_id=session_id, top_k=arguments.get("top_k")
+        agent_id,
+        arguments["query"],
+        session_id=session_id,
+        user_id=user_id,
+        top_k=arguments.get("top_k"),  # null and absent both mean the default
     )
     memories = tuple(
         RecalledMemoryView(
@@ -272,6 +252,17 @@ async def _forget(memory: MemoryService, agent_id: str, memory_id: str) -> ToolR
     )
 
 
+async def _delete(memory: MemoryService, agent_id: str, memory_id: str) -> ToolResult:
+    await memory.delete(agent_id, memory_id)
+    return ToolResult(
+        ok=True,
+        status="deleted",
+        message="Deleted permanently, at the user's request; it cannot be restored.",
+        id=memory_id,
+        recoverable=False,
+    )
+
+
 # --- arguments -------------------------------------------------------------------------------
 def _parse_arguments(
     name: str, arguments: str | Mapping[str, Any] | None
@@ -286,34 +277,21 @@ def _parse_arguments(
             return _error("invalid_arguments", "arguments: not valid JSON")
     if not isinstance(arguments, Mapping):
         return _error("invalid_arguments", "arguments: must be a JSON object")
-    problem = _schema_problem(_SCHEMAS[name], arguments)
+    problem = argument_problem(schema_of(name), arguments)
+    if problem is None:
+        problem = _text_problem(arguments)
     if problem is not None:
         return _error("invalid_arguments", problem)
     return arguments
 
 
-def _schema_problem(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | None:
-    """The first way `arguments` breaks `schema` (the subset of JSON schema used above)."""
-    properties: Mapping[str, Any] = schema["properties"]
-    for key in schema["required"]:
-        if key not in arguments:
-            return f"{key}: required"
+def _text_problem(arguments: Mapping[str, Any]) -> str | None:
+    """The boundary's one text rule (R-DOM-4: valid Unicode, not blank), which JSON schema
+    cannot say, on every string argument the schema let through."""
     for key, value in arguments.items():
-        rule = properties.get(key)
-        if rule is None:
-            return f"{key}: unknown argument (expected {', '.join(properties)})"
-        if rule["type"] == "string":
+        if isinstance(value, str):
             try:
-                check_text(value, key)  # the boundary's one text rule (R-DOM-4)
+                check_text(value, key)
             except ValidationError as exc:
                 return str(exc)
-            if len(value) < rule.get("minLength", 0):
-                return f"{key}: must not be empty"
-            if len(value) > rule.get("maxLength", len(value)):
-                return f"{key}: at most {rule['maxLength']} characters"
-        elif rule["type"] == "integer":
-            if isinstance(value, bool) or not isinstance(value, int):
-                return f"{key}: must be an integer"
-            if not rule.get("minimum", value) <= value <= rule.get("maximum", value):
-                return f"{key}: must be in {rule['minimum']}..{rule['maximum']}"
     return None

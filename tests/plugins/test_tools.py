@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from memory_core.domain.errors import StoreError, ValidationError
+from memory_core.domain.scope import Scope
 from memory_core.services.memory import MemoryService
 from memory_plugins.api import open_memory_async
 from memory_plugins.config import MemoryConfig, PluginChoice
@@ -67,7 +68,7 @@ def test_definitions_are_openai_function_tools_with_object_schemas() -> None:
         assert schema["additionalProperties"] is False
         assert set(schema["required"]) <= set(schema["properties"])
         for prop in schema["properties"].values():
-            assert prop["type"] in {"string", "integer"}
+            assert prop["type"] in ("string", "integer", ["integer", "null"])
             assert prop["description"]
     assert json.loads(json.dumps(TOOL_DEFINITIONS)) == list(TOOL_DEFINITIONS)
 
@@ -172,6 +173,8 @@ def test_tools_never_create_directives(tmp_path: Path) -> None:
         ("memory_recall", {"query": "tea", "top_k": 0}, "invalid_arguments", "1..20"),
         ("memory_recall", {"query": "tea", "top_k": True}, "invalid_arguments", "integer"),
         ("memory_recall", None, "invalid_arguments", "query: required"),
+        ("memory_recall", {"query": "tea", "top_k": "3"}, "invalid_arguments", "integer or null"),
+        ("memory_recall", {"query": None}, "invalid_arguments", "query: must be a string"),
         ("memory_forget", {"memory_id": "mem-nope"}, "not_found", "No memory with that id"),
     ],
 )
@@ -213,5 +216,84 @@ def test_an_invalid_agent_id_is_the_hosts_bug_and_raises(tmp_path: Path) -> None
     async def body(memory: MemoryService) -> None:
         with pytest.raises(ValidationError):
             await handle_tool_call(memory, "not an id!", None, "memory_recall", {"query": "x"})
+
+    with_memory(tmp_path, body)
+
+
+def test_a_strict_client_sending_null_for_top_k_gets_the_default(tmp_path: Path) -> None:
+    async def body(memory: MemoryService) -> None:
+        await call(memory, "memory_remember", {"content": "The user prefers tea."})
+
+        found = await call(memory, "memory_recall", '{"query": "tea", "top_k": null}')
+
+        assert found["status"] == "found" and len(found["memories"]) == 1
+
+    with_memory(tmp_path, body)
+
+
+# --- user-level tools -------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [("user_memory_add", {"content": "The user works at Globex."}),
+     ("user_memory_delete", {"memory_id": "mem-1"})],
+)  # fmt: skip
+def test_a_user_level_tool_is_refused_unless_enabled(
+    tmp_path: Path, name: str, arguments: dict[str, str]
+) -> None:
+    """R-WRITE-5, R-FORGET-1: a model's host does not get the user's powers by default."""
+
+    async def body(memory: MemoryService) -> None:
+        result = await call(memory, name, arguments)
+
+        assert result["ok"] is False and result["status"] == "user_tool_not_enabled"
+        assert name in result["message"]
+        assert memory.list_claims(AGENT, include_inactive=True) == []
+
+    with_memory(tmp_path, body)
+
+
+def test_user_tools_add_back_forgotten_text_and_delete_for_good(tmp_path: Path) -> None:
+    """R-WRITE-5: only the user's add releases a tombstone; R-FORGET-1: the user's delete
+    is permanent, after which the model's remember of that text is refused again."""
+
+    async def body(memory: MemoryService) -> None:
+        async def user_call(name: str, arguments: dict[str, str]) -> dict[str, Any]:
+            return await handle_tool_call(
+                memory, AGENT, "chat-1", name, arguments, allow_user_tools=True
+            )
+
+        fact = {"content": "The user works at Globex."}
+        saved = await call(memory, "memory_remember", fact)
+        deleted = await user_call("user_memory_delete", {"memory_id": saved["id"]})
+        assert deleted["status"] == "deleted" and deleted["recoverable"] is False
+        assert memory.list_claims(AGENT, include_inactive=True) == []
+        refused = await call(memory, "memory_remember", fact)
+        assert refused["status"] == "requires_user_reauthorization"
+
+        added = await user_call("user_memory_add", fact)
+
+        assert added["ok"] is True and added["status"] == "stored"
+        assert [c.content for c in memory.list_claims(AGENT)] == [fact["content"]]
+
+    with_memory(tmp_path, body)
+
+
+def test_a_user_scoped_memory_is_recalled_only_with_its_user(tmp_path: Path) -> None:
+    """R-SCOPE-1: the user's memories join recall with their id; another user's id or none
+    never widens to them."""
+
+    async def body(memory: MemoryService) -> None:
+        await memory.remember(AGENT, "The user's dog is called Rex.", scope=Scope.user("u1"))
+
+        async def recall(user_id: str | None) -> dict[str, Any]:
+            return await handle_tool_call(
+                memory, AGENT, None, "memory_recall", {"query": "dog"}, user_id=user_id
+            )
+
+        assert (await recall("u1"))["status"] == "found"
+        assert (await recall("u2"))["status"] == "nothing_found"
+        assert (await recall(None))["status"] == "nothing_found"
+        with pytest.raises(ValidationError):
+            await recall(" u1")
 
     with_memory(tmp_path, body)

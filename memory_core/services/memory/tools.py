@@ -139,6 +139,7 @@ class MemoryTools(MemoryParts):
         query: str,
         *,
         session_id: str | None = None,
+        user_id: str | None = None,
         top_k: int | None = None,
         purpose: RetrievalPurpose = RetrievalPurpose.RECALL,
         deadline: Deadline | None = None,
@@ -151,7 +152,12 @@ class MemoryTools(MemoryParts):
                 query=check_text(query, "query"),
                 purpose=check_enum(purpose, RetrievalPurpose, "purpose"),
                 top_k=None if top_k is None else check_int(top_k, "top_k", minimum=1),
-                context=ScopeContext(session_id=check_session_id(session_id)),
+                # A user's memories join only with their id: missing context never widens
+                # (R-SCOPE-1).
+                context=ScopeContext(
+                    session_id=check_session_id(session_id),
+                    user_id=None if user_id is None else check_id(user_id, "user_id"),
+                ),
             ),
             deadline=deadline or self._deadline(self.settings.prepare_turn_deadline_ms / 1000),
             cancel=cancel or CancellationToken(),
