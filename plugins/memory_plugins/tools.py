@@ -59,6 +59,7 @@ __all__ = [
     "ToolResult",
     "error_result",
     "handle_tool_call",
+    "refusal",
     "tool_definitions",
 ]
 
@@ -136,15 +137,9 @@ async def handle_tool_call(
     check_session_id(session_id)
     if user_id is not None:
         check_id(user_id, "user_id")
-    if name in USER_TOOL_NAMES and not allow_user_tools:
-        result = _error(
-            "user_tool_not_enabled",
-            f"{name} is a user-level operation and is not enabled here; "
-            "use memory_forget to archive a memory.",
-        )
-    elif name not in MODEL_TOOL_NAMES | USER_TOOL_NAMES:
-        names = sorted(MODEL_TOOL_NAMES | (USER_TOOL_NAMES if allow_user_tools else set()))
-        result = _error("unknown_tool", f"No tool named {name!r}; use one of {names}.")
+    refused = _refusal(name, allow_user_tools=allow_user_tools)
+    if refused is not None:
+        result = refused
     else:
         parsed = _parse_arguments(name, arguments)
         if isinstance(parsed, ToolResult):
@@ -154,6 +149,26 @@ async def handle_tool_call(
                 memory, name, parsed, agent_id=agent_id, session_id=session_id, user_id=user_id
             )
     return _converter.unstructure(result)
+
+
+def refusal(name: str, *, allow_user_tools: bool) -> dict[str, Any] | None:
+    """The result refusing a call of `name` before it runs (an unknown tool, or a user-level
+    one that is not enabled), or None when `handle_tool_call` would run it."""
+    refused = _refusal(name, allow_user_tools=allow_user_tools)
+    return None if refused is None else _converter.unstructure(refused)
+
+
+def _refusal(name: str, *, allow_user_tools: bool) -> ToolResult | None:
+    if name in USER_TOOL_NAMES and not allow_user_tools:
+        return _error(
+            "user_tool_not_enabled",
+            f"{name} is a user-level operation and is not enabled here; "
+            "use memory_forget to archive a memory.",
+        )
+    if name not in MODEL_TOOL_NAMES | USER_TOOL_NAMES:
+        names = sorted(MODEL_TOOL_NAMES | (USER_TOOL_NAMES if allow_user_tools else set()))
+        return _error("unknown_tool", f"No tool named {name!r}; use one of {names}.")
+    return None
 
 
 async def _run(

@@ -1,5 +1,5 @@
-"""One door: the CLI and the evaluation are clients of `MemoryService`, never of a store
-(R-ARCH-5, R-HOST-2).
+"""One door: the CLI, the evaluation and the MCP server are clients of `MemoryService`, never
+of a store (R-ARCH-5, R-HOST-2).
 
 Every command opens memory through `open_memory` and calls the service; the evaluation
 opens it through the public API. This guard reads each module under `memory_plugins/cli`
@@ -46,6 +46,7 @@ from .layout import CLI_DIR, PLUGINS_DIR, copy_package, describe, plant
 CLIENTS = {
     "cli": (CLI_DIR, "memory_plugins.cli"),
     "eval": (PLUGINS_DIR / "eval", "memory_plugins.eval"),
+    "mcp": (PLUGINS_DIR / "mcp", "memory_plugins.mcp"),
 }
 # Where the store ports live; a package here is walked, so role ports split into modules
 # of it stay covered.
