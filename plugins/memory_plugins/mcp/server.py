@@ -9,8 +9,9 @@ with several agents. The user-level tools are listed, and run, only when the ope
 them (`allow_user_tools`).
 
 Vector recall needs an agent's ready certificate; the server starts earning it in the
-background the first time it meets an agent (at start for a fixed `--agent`), and recall
-reports `vectorCold` until it has.
+background the first time it meets an agent (at start for a fixed `--agent`), again after a
+warm-up that could not earn it (an agent with nothing embedded yet), and recall reports
+`vectorCold` until it has.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ __all__ = ["MemoryToolServer"]
 _log = logging.getLogger(__name__)
 
 SERVER_NAME = "agent-memory"
+REWARM_SECONDS = 5.0
 INSTRUCTIONS = (
     "Long-term memory for this assistant. Use memory_recall to look up what the user told "
     "you before, memory_remember for durable facts they share (never credentials), and "
@@ -62,9 +64,12 @@ _HINTS = {
 class MemoryToolServer:
     """The tools of one `MemoryService` under `options`; `build()` makes the SDK server."""
 
-    def __init__(self, memory: MemoryService, options: McpOptions) -> None:
+    def __init__(
+        self, memory: MemoryService, options: McpOptions, *, rewarm_seconds: float = REWARM_SECONDS
+    ) -> None:
         self._memory = memory
         self._options = options
+        self._rewarm_seconds = rewarm_seconds
         definitions = list(TOOL_DEFINITIONS)
         if options.allow_user_tools:
             definitions += USER_TOOL_DEFINITIONS
@@ -72,7 +77,7 @@ class MemoryToolServer:
             d["function"]["name"]: with_context(d, options.context_fields)["function"]
             for d in definitions
         }
-        self._warming: dict[str, asyncio.Task[bool]] = {}
+        self._warming: dict[str, tuple[asyncio.Task[bool], float]] = {}  # task, loop time
 
     def build(self) -> Server[Any]:
         return Server(
@@ -106,9 +111,7 @@ class MemoryToolServer:
         context = {field: arguments.pop(field, None) for field in self._options.context_fields}
         agent_id = self._options.agent_id or context["agent_id"]
         try:
-            # Context from a call is the caller's to get right: a bad id is its mistake.
-            self.start_warm_up(agent_id)
-            return await handle_tool_call(
+            result = await handle_tool_call(
                 self._memory,
                 agent_id,
                 self._options.session_id or context.get("session_id"),
@@ -118,14 +121,29 @@ class MemoryToolServer:
                 allow_user_tools=self._options.allow_user_tools,
             )
         except ValidationError as exc:
+            # Context from a call is the caller's to get right: a bad id is its mistake.
             return error_result("invalid_arguments", str(exc))
+        # After the call, so a warm-up retried here sees what this call stored.
+        self.start_warm_up(agent_id)
+        return result
 
     def start_warm_up(self, agent_id: str) -> None:
-        """Start earning `agent_id`'s vector certificate, once, in the background."""
+        """Start earning `agent_id`'s vector certificate in the background, unless a warm-up
+        runs or has earned it. One that ended without it (an agent with nothing embedded yet,
+        the provider down) is tried again on a later call, at most every `rewarm_seconds`."""
         validate_agent_id(agent_id)
-        if agent_id not in self._warming:
-            task = asyncio.get_running_loop().create_task(self._warm(agent_id))
-            self._warming[agent_id] = task
+        loop = asyncio.get_running_loop()
+        previous = self._warming.get(agent_id)
+        if previous is not None:
+            task, started = previous
+            if not task.done() or task.result() or loop.time() - started < self._rewarm_seconds:
+                return
+        self._warming[agent_id] = (loop.create_task(self._warm(agent_id)), loop.time())
+
+    async def warm_up_result(self, agent_id: str) -> bool | None:
+        """What the agent's latest warm-up earned, once it ends; None if none started."""
+        started = self._warming.get(agent_id)
+        return None if started is None else await asyncio.shield(started[0])
 
     async def _warm(self, agent_id: str) -> bool:
         memory = self._memory
@@ -138,9 +156,10 @@ class MemoryToolServer:
 
     async def stop_warm_ups(self) -> None:
         """Stop warm-ups still running (the service is closed after this)."""
-        for task in self._warming.values():
+        tasks = [task for task, _ in self._warming.values()]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._warming.values(), return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _list_tools(
         self, _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None

@@ -165,3 +165,33 @@ def test_enabled_user_tools_are_listed_under_their_own_names_and_run(tmp_path: P
         assert [c.content for c in memory.list_claims(AGENT)] == [fact["content"]]
 
     serve(tmp_path, McpOptions(agent_id=AGENT, allow_user_tools=True), body)
+
+
+def test_an_agent_empty_at_start_gets_vector_recall_once_it_has_memories(
+    tmp_path: Path,
+) -> None:
+    """A warm-up that earned no certificate (nothing embedded yet) is tried again on a later
+    call, so recall leaves FTS-only (`vectorCold`) without the host calling `warm`."""
+    config = MemoryConfig()
+    config = MemoryConfig(
+        plugins={**config.plugins, "embedding_provider": PluginChoice(name="hashing")}
+    )
+
+    async def go() -> None:
+        memory = await open_memory_async(tmp_path / "data", config=config)
+        tools = MemoryToolServer(memory, McpOptions(agent_id=AGENT), rewarm_seconds=0)
+        try:
+            async with asyncio.timeout(DEADLINE_SECONDS):
+                tools.start_warm_up(AGENT)
+                assert await tools.warm_up_result(AGENT) is False  # nothing to embed yet
+                await tools.call("memory_remember", {"content": "The user prefers tea."})
+                assert await tools.warm_up_result(AGENT) is True  # the call tried again
+
+                found = await tools.call("memory_recall", {"query": "tea"})
+
+                assert found["status"] == "found" and "degradations" not in found
+        finally:
+            await tools.stop_warm_ups()
+            await memory.aclose()
+
+    asyncio.run(go())
