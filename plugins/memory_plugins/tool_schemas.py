@@ -250,7 +250,10 @@ def _message(error: SchemaError) -> str:
         )
         return f"{field}: must be {' or '.join(_TYPE_NAMES.get(kind, kind) for kind in kinds)}"
     if rule == "minLength":
-        return f"{field}: must not be empty"
+        minimum = error.validator_value
+        return f"{field}: " + (
+            "must not be empty" if minimum == 1 else f"at least {minimum} characters"
+        )
     if rule == "maxLength":
         return f"{field}: at most {error.validator_value} characters"
     if rule in {"minimum", "maximum"}:

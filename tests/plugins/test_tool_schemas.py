@@ -112,13 +112,19 @@ def test_the_validator_names_the_field_and_the_rule(
     assert problem is not None and problem.startswith(message)
 
 
-def test_a_rule_without_a_message_of_its_own_never_echoes_the_value() -> None:
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ({"enum": ["a", "b"]}, "code: breaks the schema's 'enum' rule"),
+        ({"minLength": 40}, "code: at least 40 characters"),
+        ({"pattern": "^[a-z]+$"}, "code: breaks the schema's 'pattern' rule"),
+    ],
+)
+def test_a_refusal_never_echoes_the_value(rule: dict[str, Any], message: str) -> None:
     """R-PROV-5: jsonschema's own text quotes the value, which may be a secret."""
-    schema = {"type": "object", "properties": {"code": {"enum": ["a", "b"]}}}
+    schema = {"type": "object", "properties": {"code": {"type": "string", **rule}}}
 
-    problem = argument_problem(schema, {"code": "sk-secret-value"})
-
-    assert problem == "code: breaks the schema's 'enum' rule"
+    assert argument_problem(schema, {"code": "sk-secret-value"}) == message
 
 
 @pytest.mark.parametrize(
