@@ -73,6 +73,18 @@ def test_definitions_are_openai_function_tools_with_object_schemas() -> None:
     assert json.loads(json.dumps(TOOL_DEFINITIONS)) == list(TOOL_DEFINITIONS)
 
 
+@pytest.mark.parametrize("strict", [False, True])
+def test_user_tools_are_listed_only_on_request_and_after_the_models(strict: bool) -> None:
+    model = [d["function"]["name"] for d in tool_definitions(strict=strict)]
+    both = tool_definitions(strict=strict, user_tools=True)
+
+    assert model == ["memory_remember", "memory_recall", "memory_forget"]
+    assert [d["function"]["name"] for d in both] == [*model, "user_memory_add",
+                                                      "user_memory_delete"]  # fmt: skip
+    assert all(d["function"].get("strict", False) is strict for d in both)
+    assert all(d["function"]["description"].startswith("USER-LEVEL:") for d in both[3:])
+
+
 def test_tool_definitions_returns_a_copy_a_host_may_change() -> None:
     copy = tool_definitions()
     copy[0]["function"]["description"] = "changed"
