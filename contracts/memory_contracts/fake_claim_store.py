@@ -12,6 +12,7 @@ from memory_contracts.fake_claim_reads import FakeClaimSearch, FakeEmbeddingBook
 from memory_contracts.fake_claim_records import FakeClaimRecords
 from memory_contracts.fake_directives import InMemoryDirectives
 from memory_contracts.fake_forgetting import FakeForgetting
+from memory_contracts.fake_maintenance import FakeConsolidation
 from memory_core.domain.provenance import TombstoneIdentity
 from memory_core.ports.claims import Derivation, RepairReport
 from memory_core.storage.drafts import stored_time
@@ -20,7 +21,12 @@ __all__ = ["InMemoryClaimStore"]
 
 
 class InMemoryClaimStore(
-    FakeClaimRecords, FakeClaimSearch, FakeEmbeddingBookkeeping, InMemoryDirectives, FakeForgetting
+    FakeClaimRecords,
+    FakeClaimSearch,
+    FakeEmbeddingBookkeeping,
+    InMemoryDirectives,
+    FakeForgetting,
+    FakeConsolidation,
 ):
     """Every role; lineage and maintenance are small enough to live here."""
 

@@ -15,6 +15,7 @@ A store that implements one role subclasses that role's contract and its factory
 | `DirectiveStoreContract` | `make_directive_store` | `DirectiveStore` only |
 | `ForgettingContract` | `make_forgetting_store` | + `Forgetting` |
 | `StoreMaintenanceContract` | `make_maintenance_store` | + `StoreMaintenance` |
+| `ConsolidationContract` | `make_consolidation_store` | + `Consolidation` (and delete, lineage) |
 
 Every role but directives needs the claim records to set its cases up. A full store
 subclasses `ClaimStoreContract` and implements `make_claim_store` only: it runs every role's
@@ -30,6 +31,7 @@ from typing import Any
 import pytest
 
 from memory_contracts.claim_store.base import role_fixture
+from memory_contracts.claim_store.consolidation import ConsolidationContract
 from memory_contracts.claim_store.directives import DirectiveStoreContract
 from memory_contracts.claim_store.embeddings import EmbeddingBookkeepingContract
 from memory_contracts.claim_store.forgetting import ForgettingContract
@@ -44,6 +46,7 @@ __all__ = [
     "ClaimRecordsContract",
     "ClaimSearchContract",
     "ClaimStoreContract",
+    "ConsolidationContract",
     "DirectiveStoreContract",
     "EmbeddingBookkeepingContract",
     "ForgettingContract",
@@ -68,6 +71,7 @@ class ClaimStoreContract(
     DirectiveStoreContract,
     ForgettingContract,
     StoreMaintenanceContract,
+    ConsolidationContract,
     CrossRoleCases,
 ):
     """Inherit, implement `make_claim_store`; pytest collects every role's cases."""
@@ -81,3 +85,4 @@ class ClaimStoreContract(
     directive_store = _the_claim_store("directive_store")
     forgetting_store = _the_claim_store("forgetting_store")
     maintenance_store = _the_claim_store("maintenance_store")
+    consolidation_store = _the_claim_store("consolidation_store")

@@ -1,14 +1,24 @@
 """Maintenance: startup repair, audit retention and closing the store (R-TIME-4,
-R-SCOPE-4, R-STORE-1). Host lifecycle calls, never on a turn."""
+R-SCOPE-4, R-STORE-1) — host lifecycle calls, never on a turn — and `Consolidation`, the
+background maintenance service's store calls: the dirty queue, merges, stale archiving and
+its audit trail (R-MAINT-1, R-LINEAGE-1)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 import attrs
 
+from memory_core.domain.claims import Claim
+
 __all__ = [
+    "MAX_DIRTY_BATCH",
+    "AuditEvent",
+    "Consolidation",
+    "DirtySeed",
+    "MergeRequest",
     "RepairReport",
     "StoreMaintenance",
 ]
@@ -49,4 +59,117 @@ class StoreMaintenance(Protocol):
     def close(self) -> None:
         """Release the store (a file-backed one checkpoints first). Idempotent; any later
         call raises StoreError."""
+        ...
+
+
+# --- consolidation: the dirty queue, merges, stale archiving, the maintenance audit ------
+
+# Most seeds one listing returns (reference §7.7: the repository's cap).
+MAX_DIRTY_BATCH = 256
+
+
+@attrs.frozen(kw_only=True)
+class DirtySeed:
+    """One claim whose committed mutation has not been consolidated yet (R-MAINT-1).
+
+    `generation` counts re-dirtyings: settling deletes the seed only while it still has the
+    generation that was read, so a claim changed again during a pass keeps its seed."""
+
+    memory_id: str
+    generation: int
+    claim_revision: int
+    enqueued_at: datetime
+
+
+@attrs.frozen(kw_only=True)
+class MergeRequest:
+    """Retire `retired_id` into `survivor_id` (both at the revisions the decision read),
+    settling `settle` in the same transaction (reference §8.4)."""
+
+    survivor_id: str
+    survivor_revision: int
+    retired_id: str
+    retired_revision: int
+    settle: tuple[DirtySeed, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class AuditEvent:
+    """One audit row as read back: ids, counts and closed enums only, never content."""
+
+    event: str
+    actor: str
+    status: str
+    memory_id: str | None
+    refs: dict[str, int | str | bool | None]
+    created_at: datetime
+
+
+@runtime_checkable
+class Consolidation(Protocol):
+    """What the maintenance service asks of the store (R-MAINT-1, R-LINEAGE-1, §8.3–8.4)."""
+
+    def dirty_agents(self, *, limit: int) -> Sequence[str]:
+        """Agents with at least one dirty seed, the one with the oldest seed first; agents
+        a clear fences are left out."""
+        ...
+
+    def list_dirty(self, agent_id: str, *, limit: int) -> Sequence[DirtySeed]:
+        """Up to `limit` (1..MAX_DIRTY_BATCH) seeds ordered by (enqueued_at, memory_id);
+        empty for an unknown agent and while a clear is pending."""
+        ...
+
+    def settle_dirty(self, agent_id: str, seeds: Sequence[DirtySeed]) -> int:
+        """Delete each seed whose generation is still the one given (a re-dirtied seed
+        survives); how many were deleted."""
+        ...
+
+    def defer_dirty(self, agent_id: str, seeds: Sequence[DirtySeed], *, now: datetime) -> int:
+        """Move seeds that failed transiently behind every other seed of the agent:
+        `enqueued_at = max(now, max(enqueued_at of the agent) + 1 ms)`, so a failing prefix
+        never starves the work behind it. Only seeds still at their generation move."""
+        ...
+
+    def merge_claims(self, agent_id: str, request: MergeRequest, *, now: datetime) -> Claim:
+        """One transaction: the survivor takes the higher importance, the category it lacks
+        and confidence + 0.1 (`memory_core.storage.consolidation`), revision+1; the retired
+        row is superseded by it (revision+1); a `merge` edge retired → survivor; the seeds
+        settle. RevisionConflict when either row moved or is no longer recallable,
+        ValidationError when they differ in scope or kind (nothing changes). Returns the
+        survivor."""
+        ...
+
+    def merged_into(self, agent_id: str, claim_id: str) -> Sequence[str]:
+        """Ids of rows merged (transitively) into `claim_id` and still stored, which a
+        delete of `claim_id` forgets with it."""
+        ...
+
+    def archive_stale(self, agent_id: str, *, now: datetime, limit: int) -> Sequence[str]:
+        """Archive up to `limit` recallable claims the decay rule calls stale
+        (`memory_core.storage.consolidation.is_stale`); the archived ids."""
+        ...
+
+    def record_event(
+        self,
+        agent_id: str,
+        event: str,
+        *,
+        status: str,
+        refs: dict[str, int | str | bool | None],
+        now: datetime,
+    ) -> None:
+        """Append one scheduler audit event (ids, counts and enums in `refs`, no content)."""
+        ...
+
+    def last_event_at(self, agent_id: str, event: str, *, status: str) -> datetime | None:
+        """When the agent's newest `event` with `status` was recorded (cooldowns)."""
+        ...
+
+    def list_audit(self, agent_id: str, *, limit: int) -> Sequence[AuditEvent]:
+        """The agent's audit events, newest first."""
+        ...
+
+    def retain_audit(self, agent_id: str, *, keep: int, limit: int) -> int:
+        """Operational retention (§8.8): delete at most `limit` operational events beyond
+        the agent's newest `keep`; never lineage nor user-visible events."""
         ...
