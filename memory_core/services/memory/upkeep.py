@@ -1,5 +1,6 @@
 """Upkeep: warming and draining embeddings, re-embedding an agent, importing history,
-startup repair (R-VEC-4, R-PROV-4, R-TIME-4, R-SCOPE-4)."""
+startup repair, and background maintenance — its lifecycle, a pass on demand, its audit
+trail (R-VEC-4, R-PROV-4, R-TIME-4, R-SCOPE-4, R-MAINT-2)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from memory_core.domain.cancellation import CancellationToken
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
 from memory_core.domain.errors import ConfigError, ValidationError
 from memory_core.domain.scope import validate_agent_id
-from memory_core.ports.claims import InsertOutcome, RepairReport
+from memory_core.domain.validation import check_int
+from memory_core.ports.claims import AuditEvent, InsertOutcome, RepairReport
+from memory_core.services.maintenance import MaintenanceService, MaintenanceStatus, PassReport
 from memory_core.services.memory.parts import MemoryParts
 
 __all__ = ["MemoryUpkeep", "ReindexReport"]
@@ -31,6 +34,68 @@ class ReindexReport:
 
 
 class MemoryUpkeep(MemoryParts):
+    _maintenance: MaintenanceService | None = None
+
+    @property
+    def maintenance(self) -> MaintenanceService:
+        """The background maintenance service (built on first use, from this facade's
+        ports and settings); `start_maintenance` arms its timers."""
+        if self._maintenance is None:
+            self._maintenance = MaintenanceService(
+                store=self.store,
+                index=self.index,
+                gateway=self.gateway,
+                coordinator=self._coordinator,
+                scheduler=self._scheduler,
+                domain_clock=self._clock,
+                infra_clock=self._infra,
+                settings=self.settings,
+            )
+        return self._maintenance
+
+    def start_maintenance(self) -> None:
+        """Arm the maintenance timers (a host calls it once its loop runs, and after a
+        `stop_maintenance` to resume)."""
+        self.maintenance.start()
+
+    def stop_maintenance(self) -> None:
+        """Synchronous: timers cleared, new passes refused, passes in flight fenced and
+        their provider calls aborted (R-MAINT-2). Follow with `drain_maintenance`."""
+        self.maintenance.stop()
+
+    async def drain_maintenance(self, timeout: float | None = None) -> None:
+        """Wait for stopped passes to settle; MaintenanceDrainTimeout past `timeout`."""
+        await self.maintenance.drain(timeout)
+
+    def maintenance_status(self) -> MaintenanceStatus:
+        return self.maintenance.status()
+
+    async def run_maintenance(
+        self,
+        agent_id: str,
+        *,
+        heavy: bool | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> PassReport:
+        """One maintenance pass of the agent now (`heavy=True` asks for the model pass;
+        without a text provider the cheap pass runs and says `skipped='missing-model'`)."""
+        validate_agent_id(agent_id)
+        if heavy is not None and not isinstance(heavy, bool):
+            raise ValidationError("heavy", "must be a bool or None")
+        return await self.maintenance.run_pass(agent_id, heavy=heavy, progress=progress)
+
+    def audit_events(self, agent_id: str, *, limit: int = 50) -> Sequence[AuditEvent]:
+        """The agent's audit trail, newest first: ids, counts and actions, never content."""
+        validate_agent_id(agent_id)
+        return self.store.list_audit(agent_id, limit=check_int(limit, "limit", minimum=1))
+
+    async def aclose(self) -> None:
+        """Maintenance stops and drains before anything closes: a pass never runs on a
+        closed store (a drain that times out raises, and the stores stay open)."""
+        if self._maintenance is not None:
+            self._maintenance.stop()
+            await self._maintenance.drain()
+        await super().aclose()
     def now(self) -> datetime:
         """Business time of the memory's clock (what temporal labels are read against)."""
         return self._clock.now()
@@ -53,8 +118,10 @@ class MemoryUpkeep(MemoryParts):
         return len(self.store.list_pending_embeddings(agent_id, limit=_COUNT_LIMIT))
 
     async def on_committed(self, agent_id: str, claim_ids: Sequence[str]) -> None:
-        """Ingestion's commit hook: embed the new claims."""
+        """Ingestion's commit hook: embed the new claims; maintenance's debounce restarts."""
         if claim_ids:
+            if self._maintenance is not None:
+                self._maintenance.notify_write(agent_id)
             await self.embed_pending(agent_id)
 
     async def reindex(
