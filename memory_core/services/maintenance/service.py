@@ -98,6 +98,7 @@ class MaintenanceService:
         )
         self._epoch = 0
         self._running = False
+        self._stopped = False  # from stop() until the next start(): passes are refused
         # Agents the startup pass still owes a pass; None until it has listed them.
         self._startup_owed: set[str] | None = None
         self._timers: dict[str, TaskHandle] = {}

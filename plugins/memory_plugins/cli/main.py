@@ -42,6 +42,7 @@ from memory_plugins.cli import (
     doctor_cmd,
     eval_cmd,
     ingest_cmd,
+    maintenance_cmd,
     plugins_cmd,
     recall_cmd,
     reindex_cmd,
@@ -74,6 +75,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     doctor_cmd,
     eval_cmd,
     benchmark_cmd,
+    maintenance_cmd,
 )
 
 EXIT_OK = 0
