@@ -96,6 +96,7 @@ class MemoryUpkeep(MemoryParts):
             self._maintenance.stop()
             await self._maintenance.drain()
         await super().aclose()
+
     def now(self) -> datetime:
         """Business time of the memory's clock (what temporal labels are read against)."""
         return self._clock.now()
