@@ -379,6 +379,11 @@ class MemorySettings:
         validator=_non_negative,
         metadata=_doc("Model calls one heavy pass may spend on merge decisions."),
     )
+    maintenance_challenge_llm_calls: int = attrs.field(
+        default=4,
+        validator=_non_negative,
+        metadata=_doc("Model calls one heavy pass may spend resolving conflicts."),
+    )
     maintenance_input_tokens: int = attrs.field(
         default=24_000,
         validator=_positive,
@@ -434,7 +439,8 @@ class MemorySettings:
         for low, high in pairs:
             if getattr(self, low) > getattr(self, high):
                 raise ConfigError(f"{low} must not exceed {high}")
-        if self.maintenance_merge_llm_calls > self.maintenance_llm_calls:
-            raise ConfigError("maintenance_merge_llm_calls must not exceed maintenance_llm_calls")
+        for step in ("maintenance_merge_llm_calls", "maintenance_challenge_llm_calls"):
+            if getattr(self, step) > self.maintenance_llm_calls:
+                raise ConfigError(f"{step} must not exceed maintenance_llm_calls")
         if self.directive_item_tokens > self.directive_ceiling_tokens:
             raise ConfigError("directive_item_tokens must not exceed directive_ceiling_tokens")

@@ -10,6 +10,7 @@ from datetime import datetime
 
 from memory_contracts.fake_claim_reads import FakeClaimSearch, FakeEmbeddingBookkeeping
 from memory_contracts.fake_claim_records import FakeClaimRecords
+from memory_contracts.fake_conflicts import FakeConflicts
 from memory_contracts.fake_directives import InMemoryDirectives
 from memory_contracts.fake_forgetting import FakeForgetting
 from memory_contracts.fake_maintenance import FakeConsolidation
@@ -27,6 +28,7 @@ class InMemoryClaimStore(
     InMemoryDirectives,
     FakeForgetting,
     FakeConsolidation,
+    FakeConflicts,
 ):
     """Every role; lineage and maintenance are small enough to live here."""
 

@@ -27,7 +27,17 @@ from memory_core.storage.succession import check_mutable
 
 __all__ = ["TABLES", "ClaimTable", "FakeStoreBase"]
 
-TABLES = ("rows", "tombstones", "edges", "jobs", "directives", "dirty", "seen", "events")
+TABLES = (
+    "rows",
+    "tombstones",
+    "edges",
+    "jobs",
+    "directives",
+    "dirty",
+    "seen",
+    "events",
+    "conflicts",
+)
 
 
 class ClaimTable:
@@ -45,6 +55,7 @@ class ClaimTable:
         self.dirty: dict[tuple[str, str], Any] = {}
         self.seen: dict[tuple[str, str], Any] = {}
         self.events: dict[tuple[str, int], Any] = {}
+        self.conflicts: dict[tuple[str, str], str] = {}  # (owner, challenger) -> target
 
     @contextmanager
     def transaction(self) -> Iterator[ClaimTable]:

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from memory_world import make_memory
 
+from memory_contracts.fake_providers import ScriptedTextProvider
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
-from memory_core.domain.errors import FencedError
+from memory_core.domain.errors import FencedError, ProviderUnavailable
 from memory_core.ports.claims import DerivationKind, InsertStatus
 from memory_core.ports.providers import TextRequest
 from memory_core.ports.vectors import ReadyCertificate, VectorHit, VectorStoreCold
@@ -191,6 +192,82 @@ def test_a_permanently_failing_seed_cannot_starve_the_queue(tmp_path: Path) -> N
                 deferred += report.deferred
             assert deferred == 1
             assert [s.memory_id for s in memory.store.list_dirty(A, limit=64)] == [poison]
+        finally:
+            await memory.aclose()
+
+    asyncio.run(go())
+
+
+async def _challenged(memory: MemoryService, clock: ManualClock, target: str, text: str) -> str:
+    clock.advance(1)
+    outcome = memory.store.challenge(
+        A,
+        target,
+        ClaimDraft(agent_id=A, kind="semantic", content=text),  # type: ignore[arg-type]
+        expected_revision=memory.get_claim(A, target).revision,
+        origin=WriteOrigin.EXTRACTION,
+        now=clock.now(),
+    )
+    assert outcome.claim is not None
+    return outcome.claim.id
+
+
+def test_a_heavy_pass_resolves_conflicts_and_reschedules_after_a_later_failure(
+    tmp_path: Path,
+) -> None:
+    """§7.8, §8.3: with a scripted text provider the challenge step resolves the first
+    conflict; the second call fails, the conflict stays open, and the success has already
+    re-armed the agent's maintenance."""
+    clock = ManualClock()
+    text = ScriptedTextProvider(['{"resolution": "keep_challenger"}', ProviderUnavailable("down")])
+
+    async def go() -> None:
+        memory = make_memory(tmp_path, clock, overrides={"text_provider": text})
+        try:
+            (luna,) = await _remember(memory, clock, "The cat is called Luna.")
+            (rex,) = await _remember(memory, clock, "The dog is called Rex.")
+            miso = await _challenged(memory, clock, luna, "The cat is called Miso.")
+            await _challenged(memory, clock, rex, "The dog is called Max.")
+            memory.start_maintenance()
+            report = await memory.run_maintenance(A, heavy=True)
+            assert (report.mode, report.resolved, report.llm_failures) == (PassMode.HEAVY, 1, 1)
+            assert A in memory.maintenance_status().armed
+            live = {c.content for c in memory.list_claims(A)}
+            assert live == {"The cat is called Miso.", "The dog is called Rex."}
+            edges = memory.store.list_derivations(A, miso)
+            assert [(e.parent_id, e.kind) for e in edges] == [(luna, DerivationKind.SUPERSEDE)]
+            [left] = memory.list_conflicts(A)
+            assert left.target.id == rex
+        finally:
+            await memory.aclose()
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize(
+    ("resolution", "live"),
+    [
+        ("keep_target", {"The cat is called Luna."}),
+        ("keep_challenger", {"The cat is called Miso."}),
+        ("keep_both", {"The cat is called Luna.", "The cat is called Miso."}),
+    ],
+)
+def test_the_user_resolves_a_conflict(tmp_path: Path, resolution: str, live: set[str]) -> None:
+    """§7.8: the user's keep_target | keep_challenger | keep_both, through the facade."""
+    clock = ManualClock()
+
+    async def go() -> None:
+        memory = make_memory(tmp_path, clock)
+        try:
+            (luna,) = await _remember(memory, clock, "The cat is called Luna.")
+            miso = await _challenged(memory, clock, luna, "The cat is called Miso.")
+            [conflict] = memory.list_conflicts(A)
+            assert (conflict.challenger.id, conflict.target.id) == (miso, luna)
+            await memory.resolve_conflict(A, miso, resolution)
+            assert {c.content for c in memory.list_claims(A)} == live
+            assert memory.list_conflicts(A) == []
+            events = [e for e in memory.audit_events(A) if e.event == "memory/challenge_resolved"]
+            assert events[0].refs == {"target": luna, "resolution": resolution}
         finally:
             await memory.aclose()
 

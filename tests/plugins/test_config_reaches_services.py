@@ -254,6 +254,7 @@ CONSUMERS: dict[str, tuple[object, Read]] = {
     "maintenance_concurrency": (3, _of_maintenance("maintenance_concurrency")),
     "maintenance_llm_calls": (6, _of_maintenance("maintenance_llm_calls")),
     "maintenance_merge_llm_calls": (1, _of_maintenance("maintenance_merge_llm_calls")),
+    "maintenance_challenge_llm_calls": (2, _of_maintenance("maintenance_challenge_llm_calls")),
     "maintenance_input_tokens": (12000, _of_maintenance("maintenance_input_tokens")),
     "maintenance_seed_batch": (32, _of_maintenance("maintenance_seed_batch")),
     "maintenance_neighbours": (4, _of_maintenance("maintenance_neighbours")),

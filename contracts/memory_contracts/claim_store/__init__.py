@@ -16,6 +16,7 @@ A store that implements one role subclasses that role's contract and its factory
 | `ForgettingContract` | `make_forgetting_store` | + `Forgetting` |
 | `StoreMaintenanceContract` | `make_maintenance_store` | + `StoreMaintenance` |
 | `ConsolidationContract` | `make_consolidation_store` | + `Consolidation` (and delete, lineage) |
+| `ConflictsContract` | `make_conflicts_store` | + `Conflicts`, `LineageReader` |
 
 Every role but directives needs the claim records to set its cases up. A full store
 subclasses `ClaimStoreContract` and implements `make_claim_store` only: it runs every role's
@@ -31,6 +32,7 @@ from typing import Any
 import pytest
 
 from memory_contracts.claim_store.base import role_fixture
+from memory_contracts.claim_store.conflicts import ConflictsContract
 from memory_contracts.claim_store.consolidation import ConsolidationContract
 from memory_contracts.claim_store.directives import DirectiveStoreContract
 from memory_contracts.claim_store.embeddings import EmbeddingBookkeepingContract
@@ -46,6 +48,7 @@ __all__ = [
     "ClaimRecordsContract",
     "ClaimSearchContract",
     "ClaimStoreContract",
+    "ConflictsContract",
     "ConsolidationContract",
     "DirectiveStoreContract",
     "EmbeddingBookkeepingContract",
@@ -72,6 +75,7 @@ class ClaimStoreContract(
     ForgettingContract,
     StoreMaintenanceContract,
     ConsolidationContract,
+    ConflictsContract,
     CrossRoleCases,
 ):
     """Inherit, implement `make_claim_store`; pytest collects every role's cases."""
@@ -86,3 +90,4 @@ class ClaimStoreContract(
     forgetting_store = _the_claim_store("forgetting_store")
     maintenance_store = _the_claim_store("maintenance_store")
     consolidation_store = _the_claim_store("consolidation_store")
+    conflicts_store = _the_claim_store("conflicts_store")

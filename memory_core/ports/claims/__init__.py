@@ -15,7 +15,7 @@ Why this cut — one role per question a service asks, as the tape is four ports
 - `LineageReader` (lineage): edges are written by `ClaimWriter` calls, read here;
 - `StoreMaintenance` (maintenance): repair, audit retention, close — host lifecycle;
   `Consolidation` (maintenance): the dirty queue, merges and stale archiving of the
-  background maintenance service.
+  background maintenance service; `Conflicts` (maintenance): challenges kept as records.
 `ClaimStore` inherits every role: what a full store implements and the composition root
 builds once. Each role has its contract in `memory_contracts.claim_store`.
 
@@ -57,10 +57,13 @@ from memory_core.ports.claims.lineage import Derivation, DerivationKind, Lineage
 from memory_core.ports.claims.maintenance import (
     MAX_DIRTY_BATCH,
     AuditEvent,
+    Conflict,
+    Conflicts,
     Consolidation,
     DirtySeed,
     MergeRequest,
     RepairReport,
+    Resolution,
     StoreMaintenance,
 )
 from memory_core.ports.claims.records import (
@@ -81,6 +84,8 @@ __all__ = [
     "ClearPhase",
     "ClearProgress",
     "ClearStatus",
+    "Conflict",
+    "Conflicts",
     "Consolidation",
     "DeleteOutcome",
     "Derivation",
@@ -98,6 +103,7 @@ __all__ = [
     "MatchMode",
     "MergeRequest",
     "RepairReport",
+    "Resolution",
     "StoreMaintenance",
 ]
 
@@ -113,6 +119,7 @@ class ClaimStore(
     LineageReader,
     StoreMaintenance,
     Consolidation,
+    Conflicts,
     Protocol,
 ):
     """Every role at once: what a full store implements (SQLite, PostgreSQL, the fake)."""

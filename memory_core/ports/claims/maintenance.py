@@ -7,19 +7,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 import attrs
 
-from memory_core.domain.claims import Claim
+from memory_core.domain.claims import Claim, ClaimDraft, WriteOrigin
+from memory_core.ports.claims.records import InsertOutcome
 
 __all__ = [
     "MAX_DIRTY_BATCH",
     "AuditEvent",
+    "Conflict",
+    "Conflicts",
     "Consolidation",
     "DirtySeed",
     "MergeRequest",
     "RepairReport",
+    "Resolution",
     "StoreMaintenance",
 ]
 
@@ -172,4 +177,66 @@ class Consolidation(Protocol):
     def retain_audit(self, agent_id: str, *, keep: int, limit: int) -> int:
         """Operational retention (§8.8): delete at most `limit` operational events beyond
         the agent's newest `keep`; never lineage nor user-visible events."""
+        ...
+
+
+# --- conflicts: a CHALLENGE decision kept as a challenger against its target ------------
+
+
+class Resolution(StrEnum):
+    KEEP_TARGET = "keep_target"  # the challenger is retired into the target
+    KEEP_CHALLENGER = "keep_challenger"  # the target (and sibling challengers) retire
+    KEEP_BOTH = "keep_both"  # both stand: the challenger becomes an ordinary claim
+
+
+@attrs.frozen(kw_only=True)
+class Conflict:
+    """An unresolved challenge: `challenger` (lifecycle conflicted, never recalled) against
+    `target` (still live, flagged challenged)."""
+
+    challenger: Claim
+    target: Claim
+
+
+@runtime_checkable
+class Conflicts(Protocol):
+    """Challenges as records (reference §7.8): written by the decision step, resolved by
+    the user or the heavy maintenance pass."""
+
+    def challenge(
+        self,
+        agent_id: str,
+        target_id: str,
+        draft: ClaimDraft,
+        *,
+        expected_revision: int,
+        origin: WriteOrigin,
+        now: datetime,
+    ) -> InsertOutcome:
+        """One transaction: the draft is stored as a challenger of `target_id` (lifecycle
+        conflicted, linked to the target) and the target flagged challenged — with
+        `insert`'s duplicate and tombstone checks (DUPLICATE / SUPPRESSED change nothing).
+        RevisionConflict when the target moved or is not live; ValidationError when the
+        draft's owner, scope or kind differs from the target's."""
+        ...
+
+    def list_conflicts(self, agent_id: str, *, limit: int) -> Sequence[Conflict]:
+        """Open conflicts, oldest challenger first; none while a clear is pending."""
+        ...
+
+    def resolve_conflict(
+        self,
+        agent_id: str,
+        challenger_id: str,
+        resolution: Resolution,
+        *,
+        actor: str,
+        now: datetime,
+    ) -> Claim:
+        """One transaction, with lineage and an audit event `memory/challenge_resolved`:
+        KEEP_TARGET retires the challenger into the target (edge challenger → target);
+        KEEP_CHALLENGER activates it and retires the target and every sibling challenger
+        into it (edges → challenger); KEEP_BOTH activates it. The target's flag clears once
+        no challenger is left. Returns the claim that stands for the fact (the target, or
+        the challenger). NotFound when `challenger_id` is not an open challenger."""
         ...

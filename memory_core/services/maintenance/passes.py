@@ -17,8 +17,9 @@ import attrs
 
 from memory_core.domain.cancellation import Deadline
 from memory_core.domain.errors import OperationCancelled
-from memory_core.services.maintenance.fence import MaintenanceStore, PassFence
-from memory_core.services.maintenance.merge import MergeStep, MergeTally
+from memory_core.services.maintenance.challenges import ChallengeStep
+from memory_core.services.maintenance.fence import MaintenanceStore, PassFence, PassTally
+from memory_core.services.maintenance.merge import MergeStep
 from memory_core.services.vectors.index import VectorIndex
 from memory_core.settings import MemorySettings
 
@@ -49,6 +50,7 @@ class PassReport:
     settled: int = 0
     deferred: int = 0
     merged: int = 0
+    resolved: int = 0  # conflicts the model resolved
     archived: int = 0
     audit_pruned: int = 0
     llm_calls: int = 0
@@ -63,6 +65,7 @@ class PassRunner:
     store: MaintenanceStore
     index: VectorIndex
     merge: MergeStep
+    challenges: ChallengeStep
     settings: MemorySettings
     now: Callable[[], datetime]
 
@@ -82,7 +85,7 @@ class PassRunner:
             if progress is not None:
                 progress(name)
 
-        tally = MergeTally()
+        tally = PassTally()
         report = PassReport(agent_id=agent_id, mode=mode, skipped=skipped)
         try:
             step("embed")
@@ -90,6 +93,9 @@ class PassRunner:
             # them pending, and the merge step defers them).
             await self.index.drain(agent_id, deadline=deadline, cancel=fence.token)
             await self.index.warm(agent_id, deadline=deadline, cancel=fence.token)
+            if mode is PassMode.HEAVY:  # §8.3: challenge resolution comes first
+                step("challenges")
+                await self.challenges.run(agent_id, fence=fence, deadline=deadline, tally=tally)
             step("consolidate")
             await self.merge.run(
                 agent_id, heavy=mode is PassMode.HEAVY, fence=fence, deadline=deadline, tally=tally
@@ -122,13 +128,14 @@ class PassRunner:
         return report
 
     @staticmethod
-    def _tallied(report: PassReport, tally: MergeTally) -> PassReport:
+    def _tallied(report: PassReport, tally: PassTally) -> PassReport:
         return attrs.evolve(
             report,
             seeds=tally.seeds,
             settled=tally.settled,
             deferred=tally.deferred,
             merged=tally.merged,
+            resolved=tally.resolved,
             llm_calls=tally.llm_calls,
             llm_failures=tally.llm_failures,
             input_tokens=tally.input_tokens,
@@ -141,6 +148,7 @@ class PassRunner:
             "settled": report.settled,
             "deferred": report.deferred,
             "merged": report.merged,
+            "resolved": report.resolved,
             "archived": report.archived,
             "llm_calls": report.llm_calls,
             "input_tokens": report.input_tokens,

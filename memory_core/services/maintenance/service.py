@@ -27,6 +27,7 @@ from memory_core.domain.errors import AgentMemoryError, DeadlineExceeded, Fenced
 from memory_core.domain.scope import validate_agent_id
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.scheduler import AsyncLock, TaskHandle, TaskScheduler
+from memory_core.services.maintenance.challenges import ChallengeStep
 from memory_core.services.maintenance.fence import MaintenanceStore, PassFence
 from memory_core.services.maintenance.merge import MergeStep
 from memory_core.services.maintenance.passes import (
@@ -93,8 +94,20 @@ class MaintenanceService:
             settings=settings,
             now=domain_clock.now,
         )
+        challenges = ChallengeStep(
+            store=store,
+            gateway=gateway,
+            settings=settings,
+            now=domain_clock.now,
+            on_resolved=self.notify_write,
+        )
         self._runner = PassRunner(
-            store=store, index=index, merge=self._merge, settings=settings, now=domain_clock.now
+            store=store,
+            index=index,
+            merge=self._merge,
+            challenges=challenges,
+            settings=settings,
+            now=domain_clock.now,
         )
         self._epoch = 0
         self._running = False

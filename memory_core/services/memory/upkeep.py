@@ -10,11 +10,11 @@ from datetime import datetime
 import attrs
 
 from memory_core.domain.cancellation import CancellationToken
-from memory_core.domain.claims import ClaimDraft, WriteOrigin
+from memory_core.domain.claims import Claim, ClaimDraft, WriteOrigin
 from memory_core.domain.errors import ConfigError, ValidationError
 from memory_core.domain.scope import validate_agent_id
-from memory_core.domain.validation import check_int
-from memory_core.ports.claims import AuditEvent, InsertOutcome, RepairReport
+from memory_core.domain.validation import check_enum, check_id, check_int
+from memory_core.ports.claims import AuditEvent, Conflict, InsertOutcome, RepairReport, Resolution
 from memory_core.services.maintenance import MaintenanceService, MaintenanceStatus, PassReport
 from memory_core.services.memory.parts import MemoryParts
 
@@ -83,6 +83,40 @@ class MemoryUpkeep(MemoryParts):
         if heavy is not None and not isinstance(heavy, bool):
             raise ValidationError("heavy", "must be a bool or None")
         return await self.maintenance.run_pass(agent_id, heavy=heavy, progress=progress)
+
+    def list_conflicts(self, agent_id: str, *, limit: int = 50) -> Sequence[Conflict]:
+        """Open challenges, oldest first: each a challenger (never recalled) and its target."""
+        validate_agent_id(agent_id)
+        return self.store.list_conflicts(agent_id, limit=check_int(limit, "limit", minimum=1))
+
+    async def resolve_conflict(
+        self, agent_id: str, challenger_id: str, resolution: Resolution | str
+    ) -> Claim:
+        """The user's resolution (reference §7.8): `keep_target`, `keep_challenger` or
+        `keep_both`, with lineage, in one transaction. Returns the claim that stands; the
+        losers' vectors go, a re-activated challenger is embedded."""
+        validate_agent_id(agent_id)
+        check_id(challenger_id, "challenger_id")
+        chosen = check_enum(resolution, Resolution, "resolution")
+        async with self._coordinator.exclusive(agent_id):
+            standing = self.store.resolve_conflict(
+                agent_id, challenger_id, chosen, actor="user", now=self._clock.now()
+            )
+        losers = [challenger_id] if standing.id != challenger_id else []
+        if chosen is Resolution.KEEP_CHALLENGER:
+            losers = [
+                e.parent_id
+                for e in self.store.list_derivations(agent_id, challenger_id)
+                if e.child_id == challenger_id
+            ]
+        await self.index.forget(
+            agent_id,
+            losers,
+            deadline=self._deadline(self.settings.vector_clear_seconds),
+            cancel=CancellationToken(),
+        )
+        self._schedule_embedding(agent_id)
+        return standing
 
     def audit_events(self, agent_id: str, *, limit: int = 50) -> Sequence[AuditEvent]:
         """The agent's audit trail, newest first: ids, counts and actions, never content."""
