@@ -4,10 +4,19 @@ claim, the trail says why, and forgetting the survivor suppresses both texts."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from cli_memory_support import HASHING, Cli
+
+from memory_core.domain.claims import ClaimDraft, ClaimKind, WriteOrigin
+from memory_core.services.memory import MemoryService
+from memory_plugins.bootstrap import open_memory
+
+T = TypeVar("T")
 
 CALLED, NAMED = "The user's cat is called Miso.", "The user's cat is named Miso."
 # The hashing embedder scores the two rewordings near 0.8 (the local model near 0.95).
@@ -36,3 +45,40 @@ def test_a_pass_merges_two_rewordings_and_delete_forgets_both(cli: Cli) -> None:
     cli.json("delete", "--agent", "A", live["id"])
     for text in (CALLED, NAMED):
         assert cli.json("remember", "--agent", "A", text)["status"] == "suppressed", text
+
+
+def test_conflicts_list_and_resolve(cli: Cli) -> None:
+    """§7.8: an open challenge is listed; resolving it keeps the chosen claim live."""
+    target = cli.json("remember", "--agent", "A", "The cat is called Luna.")["claim"]
+    cli.json("remember", "--agent", "A", "The dog is called Rex.")
+
+    async def challenge(memory: MemoryService) -> str:
+        outcome = memory.store.challenge(
+            "A",
+            target["id"],
+            ClaimDraft(agent_id="A", kind=ClaimKind.SEMANTIC, content="The cat is called Miso."),
+            expected_revision=target["revision"],
+            origin=WriteOrigin.EXTRACTION,
+            now=memory.now(),
+        )
+        assert outcome.claim is not None
+        return outcome.claim.id
+
+    challenger = asyncio.run(_with_memory(cli, challenge))
+    (conflict,) = cli.json("conflicts", "list", "--agent", "A")["conflicts"]
+    assert conflict["challenger"]["id"] == challenger
+    result = cli.json("conflicts", "resolve", "--agent", "A", challenger, "--keep", "challenger")
+    assert result["standing"]["id"] == challenger
+    live = {c["content"] for c in cli.json("list", "--agent", "A")["claims"]}
+    assert live == {"The cat is called Miso.", "The dog is called Rex."}
+    assert cli.json("conflicts", "list", "--agent", "A")["conflicts"] == []
+
+
+async def _with_memory(cli: Cli, work: Callable[[MemoryService], Awaitable[T]]) -> T:
+    """The CLI's data directory opened in-process: a challenge has no command of its own
+    (the decision step writes it during ingestion)."""
+    memory = open_memory(cli.data_dir, config=cli.config)
+    try:
+        return await work(memory)
+    finally:
+        await memory.aclose()

@@ -37,6 +37,7 @@ from memory_core.domain.errors import AgentMemoryError
 from memory_core.domain.validation import check_text
 from memory_plugins.cli import (
     benchmark_cmd,
+    conflicts_cmd,
     contribution_cmd,
     demo_cmd,
     doctor_cmd,
@@ -76,6 +77,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     eval_cmd,
     benchmark_cmd,
     maintenance_cmd,
+    conflicts_cmd,
 )
 
 EXIT_OK = 0
