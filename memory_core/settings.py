@@ -384,6 +384,16 @@ class MemorySettings:
         validator=_non_negative,
         metadata=_doc("Model calls one heavy pass may spend resolving conflicts."),
     )
+    maintenance_reflection_llm_calls: int = attrs.field(
+        default=1,
+        validator=_non_negative,
+        metadata=_doc("Model calls one heavy pass may spend on reflection."),
+    )
+    maintenance_persona_llm_calls: int = attrs.field(
+        default=1,
+        validator=_non_negative,
+        metadata=_doc("Model calls one heavy pass may spend on a persona draft."),
+    )
     maintenance_input_tokens: int = attrs.field(
         default=24_000,
         validator=_positive,
@@ -424,6 +434,28 @@ class MemorySettings:
         validator=_positive,
         metadata=_doc("Deadline of one maintenance pass of one agent."),
     )
+    reflection_min_claims: int = attrs.field(
+        default=3,
+        validator=_positive,
+        metadata=_doc("Live Agent-scope claims reflection and persona drafts need at least."),
+    )
+    reflection_importance_sum: float = attrs.field(
+        default=5.0,
+        validator=_non_negative,
+        metadata=_doc("Importance of claims newer than the watermark that triggers reflection."),
+    )
+    reflection_inputs: int = attrs.field(
+        default=20,
+        validator=[_positive, attrs.validators.le(200)],
+        metadata=_doc("Most claims one reflection or persona prompt shows (1..200)."),
+    )
+    persona_evolution_enabled: bool = attrs.field(
+        default=False,
+        validator=attrs.validators.instance_of(bool),
+        metadata=_doc(
+            "Heavy passes draft self-model updates (a draft changes nothing until approved)."
+        ),
+    )
     maintenance_drain_seconds: float = attrs.field(
         default=5.0,
         validator=_positive,
@@ -439,7 +471,13 @@ class MemorySettings:
         for low, high in pairs:
             if getattr(self, low) > getattr(self, high):
                 raise ConfigError(f"{low} must not exceed {high}")
-        for step in ("maintenance_merge_llm_calls", "maintenance_challenge_llm_calls"):
+        steps = (
+            "maintenance_merge_llm_calls",
+            "maintenance_challenge_llm_calls",
+            "maintenance_reflection_llm_calls",
+            "maintenance_persona_llm_calls",
+        )
+        for step in steps:
             if getattr(self, step) > self.maintenance_llm_calls:
                 raise ConfigError(f"{step} must not exceed maintenance_llm_calls")
         if self.directive_item_tokens > self.directive_ceiling_tokens:

@@ -11,18 +11,29 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 import attrs
 
 from memory_contracts.fake_claim_table import ClaimTable, FakeStoreBase
-from memory_core.domain.claims import Claim, EmbeddingState, Lifecycle
+from memory_core.domain.claims import (
+    Claim,
+    ClaimDraft,
+    ClaimKind,
+    EmbeddingState,
+    Lifecycle,
+    WriteOrigin,
+)
 from memory_core.domain.errors import ClearInProgress, RevisionConflict, ValidationError
 from memory_core.domain.validation import check_int
 from memory_core.ports.claims import (
     MAX_DIRTY_BATCH,
     AuditEvent,
+    Derivation,
     DerivationKind,
     DirtySeed,
+    InsertOutcome,
+    InsertStatus,
     MergeRequest,
 )
 from memory_core.storage.consolidation import is_stale, survivor_fields
@@ -181,6 +192,38 @@ class FakeConsolidation(FakeStoreBase):
                     del table.dirty[(agent_id, seed.memory_id)]
             self._event(table, agent_id, "memory/merge", "completed", {"retired": retired.id}, at)
         return merged
+
+    def insert_reflections(
+        self,
+        agent_id: str,
+        drafts: Sequence[ClaimDraft],
+        *,
+        sources: Sequence[str],
+        now: datetime,
+    ) -> Sequence[InsertOutcome]:
+        for draft in drafts:
+            if draft.agent_id != agent_id:
+                raise ValidationError("agent_id", "a reflection belongs to the agent it reflects")
+            if draft.kind is not ClaimKind.REFLECTION:
+                raise ValidationError("kind", "insights are reflection claims")
+        at = stored_time(now, "now")
+        insert_many: Any = getattr(self, "insert_many")  # noqa: B009 -- the records role's
+        with self._open().transaction() as table:
+            outcomes: Sequence[InsertOutcome] = insert_many(
+                drafts, origin=WriteOrigin.EXTRACTION, now=at
+            )
+            for outcome in outcomes:
+                if outcome.status is InsertStatus.INSERTED and outcome.claim is not None:
+                    for source in dict.fromkeys(sources):
+                        edge = Derivation(
+                            parent_id=source,
+                            child_id=outcome.claim.id,
+                            kind=DerivationKind.REFLECTION,
+                            created_at=at,
+                        )
+                        key = (agent_id, source, outcome.claim.id, DerivationKind.REFLECTION)
+                        table.edges.setdefault(key, edge)
+        return outcomes
 
     def merged_into(self, agent_id: str, claim_id: str) -> Sequence[str]:
         return merged_ids(self._open(), agent_id, claim_id)

@@ -5,6 +5,7 @@ cannot starve the queue (R-MAINT-1, R-MAINT-2, R-LINEAGE-1, R-FORGET-1)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -268,6 +269,61 @@ def test_the_user_resolves_a_conflict(tmp_path: Path, resolution: str, live: set
             assert memory.list_conflicts(A) == []
             events = [e for e in memory.audit_events(A) if e.event == "memory/challenge_resolved"]
             assert events[0].refs == {"target": luna, "resolution": resolution}
+        finally:
+            await memory.aclose()
+
+    asyncio.run(go())
+
+
+def _by_prompt(**answers: str) -> ScriptedTextProvider:
+    """A scripted provider answering by which step's system prompt it is shown."""
+
+    def answer(request: TextRequest) -> str:
+        system = request.messages[0].content
+        return next((text for key, text in answers.items() if key in system), '{"same": false}')
+
+    return ScriptedTextProvider(default=None).then(*[answer] * 20)
+
+
+FACTS = (
+    "The user feeds the cat at seven.",
+    "The user walks the dog every evening.",
+    "The user cleans the aquarium on Sundays.",
+    "The user bought a new cat tree.",
+    "The user asked about dog food brands.",
+    "The user adopted a rabbit last year.",
+)
+
+
+def test_reflection_writes_at_most_three_insights_with_lineage_from_every_source(
+    tmp_path: Path,
+) -> None:
+    """§8.5, R-LINEAGE-1: enough important new claims trigger one reflection call; at most
+    three insights become `reflection` claims with an edge from every input; the watermark
+    stops a second pass from reflecting on the same claims."""
+    clock = ManualClock()
+    insights = ["The user cares deeply for pets.", "The user keeps routines.", "A", "B", "C"]
+    text = _by_prompt(reflect=json.dumps(insights))
+
+    async def go() -> None:
+        memory = make_memory(tmp_path, clock, overrides={"text_provider": text})
+        try:
+            ids = []
+            for fact in FACTS:
+                result = await memory.remember(A, fact, importance=0.9)
+                assert result.claim is not None
+                ids.append(result.claim.id)
+                clock.advance(1)
+            report = await memory.run_maintenance(A, heavy=True)
+            assert report.reflected == 3
+            reflections = [c for c in memory.list_claims(A) if c.kind.value == "reflection"]
+            assert {c.content for c in reflections} == set(insights[:3])
+            for insight in reflections:
+                parents = {e.parent_id for e in memory.store.list_derivations(A, insight.id)}
+                assert parents == set(ids)
+            clock.advance(60)
+            again = await memory.run_maintenance(A, heavy=True)
+            assert again.reflected == 0
         finally:
             await memory.aclose()
 

@@ -36,7 +36,11 @@ CAP = 300  # extracted_claim_max_code_points in the file below (default 2,000)
 
 
 def _toml(tmp_path: Path, settings: dict[str, Any]) -> Path:
-    lines = "\n".join(f"{key} = {value!r}" for key, value in settings.items())
+    # TOML spells booleans in lowercase; every other value here reads back from its repr.
+    lines = "\n".join(
+        f"{key} = {str(value).lower() if isinstance(value, bool) else repr(value)}"
+        for key, value in settings.items()
+    )
     path = tmp_path / "config.toml"
     path.write_text(
         textwrap.dedent(
@@ -255,6 +259,12 @@ CONSUMERS: dict[str, tuple[object, Read]] = {
     "maintenance_llm_calls": (6, _of_maintenance("maintenance_llm_calls")),
     "maintenance_merge_llm_calls": (1, _of_maintenance("maintenance_merge_llm_calls")),
     "maintenance_challenge_llm_calls": (2, _of_maintenance("maintenance_challenge_llm_calls")),
+    "maintenance_reflection_llm_calls": (0, _of_maintenance("maintenance_reflection_llm_calls")),
+    "maintenance_persona_llm_calls": (0, _of_maintenance("maintenance_persona_llm_calls")),
+    "reflection_min_claims": (4, _of_maintenance("reflection_min_claims")),
+    "reflection_importance_sum": (3.0, _of_maintenance("reflection_importance_sum")),
+    "reflection_inputs": (10, _of_maintenance("reflection_inputs")),
+    "persona_evolution_enabled": (True, _of_maintenance("persona_evolution_enabled")),
     "maintenance_input_tokens": (12000, _of_maintenance("maintenance_input_tokens")),
     "maintenance_seed_batch": (32, _of_maintenance("maintenance_seed_batch")),
     "maintenance_neighbours": (4, _of_maintenance("maintenance_neighbours")),

@@ -12,7 +12,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 
 from memory_adapters.sql_claims import audit
-from memory_adapters.sql_claims.claims import add_derivation, ensure_not_fenced
+from memory_adapters.sql_claims.claims import add_derivation, ensure_not_fenced, insert_prepared
 from memory_adapters.sql_claims.queries import (
     CLAIM_SELECT,
     NOT_FENCED,
@@ -21,7 +21,7 @@ from memory_adapters.sql_claims.queries import (
     recallable,
 )
 from memory_adapters.sql_claims.session import Session
-from memory_core.domain.claims import Claim
+from memory_core.domain.claims import Claim, ClaimDraft, ClaimKind, WriteOrigin
 from memory_core.domain.errors import RevisionConflict, ValidationError
 from memory_core.domain.validation import check_int
 from memory_core.ports.claims import (
@@ -29,9 +29,13 @@ from memory_core.ports.claims import (
     AuditEvent,
     DerivationKind,
     DirtySeed,
+    InsertOutcome,
+    InsertStatus,
     MergeRequest,
 )
+from memory_core.ports.secrets import SecretPolicy
 from memory_core.storage.consolidation import is_stale, survivor_fields
+from memory_core.storage.drafts import prepare
 
 __all__ = ["MAINTENANCE_EVENTS", "MaintenanceMethods", "merged_rows"]
 
@@ -169,6 +173,8 @@ class MaintenanceMethods:
     _write: Callable[..., AbstractContextManager[Session]]
     _read: Callable[[], AbstractContextManager[Session]]
     _now: Callable[..., datetime]
+    _policy: SecretPolicy
+    _claim_id: Callable[[], str]
 
     def dirty_agents(self, *, limit: int) -> Sequence[str]:
         check_int(limit, "limit", minimum=1)
@@ -221,6 +227,41 @@ class MaintenanceMethods:
         now = self._now(now)
         with self._write(agent_id) as session:
             return _merge(session, agent_id, request, now)
+
+    def insert_reflections(
+        self,
+        agent_id: str,
+        drafts: Sequence[ClaimDraft],
+        *,
+        sources: Sequence[str],
+        now: datetime,
+    ) -> Sequence[InsertOutcome]:
+        for draft in drafts:
+            if draft.agent_id != agent_id:
+                raise ValidationError("agent_id", "a reflection belongs to the agent it reflects")
+            if draft.kind is not ClaimKind.REFLECTION:
+                raise ValidationError("kind", "insights are reflection claims")
+        prepared = [prepare(draft, self._policy) for draft in drafts]
+        now = self._now(now)
+        with self._write(agent_id) as session:
+            outcomes = [
+                insert_prepared(
+                    session, item, origin=WriteOrigin.EXTRACTION, now=now, new_id=self._claim_id
+                )
+                for item in prepared
+            ]
+            for outcome in outcomes:
+                if outcome.status is InsertStatus.INSERTED and outcome.claim is not None:
+                    for source in dict.fromkeys(sources):
+                        add_derivation(
+                            session,
+                            agent_id,
+                            parent=source,
+                            child=outcome.claim.id,
+                            kind=DerivationKind.REFLECTION,
+                            now=now,
+                        )
+            return outcomes
 
     def merged_into(self, agent_id: str, claim_id: str) -> Sequence[str]:
         with self._read() as session:

@@ -14,7 +14,7 @@ from memory_contracts.claim_store.base import EXTRACTION, A, RoleCases, role_fix
 from memory_contracts.claim_store.support import claim_draft
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import Category
-from memory_core.domain.errors import RevisionConflict
+from memory_core.domain.errors import RevisionConflict, ValidationError
 from memory_core.ports.claims import (
     ClaimReader,
     ClaimWriter,
@@ -183,3 +183,28 @@ class ConsolidationContract(RoleCases):
         assert store.retain_audit(A, keep=2, limit=2) == 2
         assert store.retain_audit(A, keep=2, limit=10) == 1
         assert [e.refs["n"] for e in store.list_audit(A, limit=10)] == [4, 3]
+
+    def test_insights_commit_with_an_edge_from_every_source(
+        self, consolidation_store: ConsolidationStore, clock: ManualClock
+    ) -> None:
+        """R-LINEAGE-1, §8.5: each inserted insight gets a `reflection` edge from every
+        source in its transaction; a forgotten insight is suppressed and gets none."""
+        store = consolidation_store
+        sources = [self._add(store, clock, f"fact {n}") for n in range(3)]
+        forgotten = self._add(store, clock, "An old insight.", kind="reflection")
+        store.delete(A, forgotten.id, now=clock.now())
+        drafts = [
+            claim_draft(text, kind="reflection", importance=0.8)
+            for text in ("The user values routine.", "An old insight.")
+        ]
+        outcomes = store.insert_reflections(
+            A, drafts, sources=[s.id for s in sources], now=clock.now()
+        )
+        assert [o.status for o in outcomes] == [InsertStatus.INSERTED, InsertStatus.SUPPRESSED]
+        insight = outcomes[0].claim
+        assert insight is not None and insight.kind.value == "reflection"
+        assert sorted(self._edges(store, insight.id)) == sorted(
+            (s.id, insight.id, DerivationKind.REFLECTION) for s in sources
+        )
+        with pytest.raises(ValidationError):
+            store.insert_reflections(A, [claim_draft("not one")], sources=[], now=clock.now())

@@ -144,6 +144,20 @@ class Consolidation(Protocol):
         survivor."""
         ...
 
+    def insert_reflections(
+        self,
+        agent_id: str,
+        drafts: Sequence[ClaimDraft],
+        *,
+        sources: Sequence[str],
+        now: datetime,
+    ) -> Sequence[InsertOutcome]:
+        """Insert `drafts` (kind reflection) as an extraction would — duplicate and
+        tombstone checks, never a release — and a `reflection` edge from every source to
+        every inserted insight, all in one transaction (R-LINEAGE-1, §8.5). ValidationError
+        for a draft of another owner or kind."""
+        ...
+
     def merged_into(self, agent_id: str, claim_id: str) -> Sequence[str]:
         """Ids of rows merged (transitively) into `claim_id` and still stored, which a
         delete of `claim_id` forgets with it."""

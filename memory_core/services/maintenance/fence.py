@@ -47,6 +47,8 @@ class PassTally:
     deferred: int = 0
     merged: int = 0
     resolved: int = 0
+    reflected: int = 0
+    persona_drafts: int = 0
     llm_calls: int = 0
     llm_failures: int = 0
     input_tokens: int = 0
@@ -58,6 +60,8 @@ class PassTally:
         caps = {
             "merge": settings.maintenance_merge_llm_calls,
             "challenge": settings.maintenance_challenge_llm_calls,
+            "reflection": settings.maintenance_reflection_llm_calls,
+            "persona": settings.maintenance_persona_llm_calls,
         }
         if (
             self.llm_calls >= settings.maintenance_llm_calls

@@ -20,6 +20,7 @@ from memory_core.domain.errors import OperationCancelled
 from memory_core.services.maintenance.challenges import ChallengeStep
 from memory_core.services.maintenance.fence import MaintenanceStore, PassFence, PassTally
 from memory_core.services.maintenance.merge import MergeStep
+from memory_core.services.maintenance.reflection import ReflectionStep
 from memory_core.services.vectors.index import VectorIndex
 from memory_core.settings import MemorySettings
 
@@ -51,6 +52,7 @@ class PassReport:
     deferred: int = 0
     merged: int = 0
     resolved: int = 0  # conflicts the model resolved
+    reflected: int = 0  # reflection insights written
     archived: int = 0
     audit_pruned: int = 0
     llm_calls: int = 0
@@ -66,6 +68,7 @@ class PassRunner:
     index: VectorIndex
     merge: MergeStep
     challenges: ChallengeStep
+    reflection: ReflectionStep
     settings: MemorySettings
     now: Callable[[], datetime]
 
@@ -100,6 +103,9 @@ class PassRunner:
             await self.merge.run(
                 agent_id, heavy=mode is PassMode.HEAVY, fence=fence, deadline=deadline, tally=tally
             )
+            if mode is PassMode.HEAVY:
+                step("reflection")
+                await self.reflection.run(agent_id, fence=fence, deadline=deadline, tally=tally)
             archived = 0
             all_failed = tally.llm_calls > 0 and tally.llm_failures == tally.llm_calls
             if not all_failed:  # §8.3: a heavy pass whose model calls all failed archives nothing
@@ -136,6 +142,7 @@ class PassRunner:
             deferred=tally.deferred,
             merged=tally.merged,
             resolved=tally.resolved,
+            reflected=tally.reflected,
             llm_calls=tally.llm_calls,
             llm_failures=tally.llm_failures,
             input_tokens=tally.input_tokens,
@@ -149,6 +156,7 @@ class PassRunner:
             "deferred": report.deferred,
             "merged": report.merged,
             "resolved": report.resolved,
+            "reflected": report.reflected,
             "archived": report.archived,
             "llm_calls": report.llm_calls,
             "input_tokens": report.input_tokens,
