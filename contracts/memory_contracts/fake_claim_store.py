@@ -14,6 +14,7 @@ from memory_contracts.fake_conflicts import FakeConflicts
 from memory_contracts.fake_directives import InMemoryDirectives
 from memory_contracts.fake_forgetting import FakeForgetting
 from memory_contracts.fake_maintenance import FakeConsolidation
+from memory_contracts.fake_personas import FakePersonas
 from memory_core.domain.provenance import TombstoneIdentity
 from memory_core.ports.claims import Derivation, RepairReport
 from memory_core.storage.drafts import stored_time
@@ -29,6 +30,7 @@ class InMemoryClaimStore(
     FakeForgetting,
     FakeConsolidation,
     FakeConflicts,
+    FakePersonas,
 ):
     """Every role; lineage and maintenance are small enough to live here."""
 

@@ -37,6 +37,7 @@ TABLES = (
     "seen",
     "events",
     "conflicts",
+    "personas",
 )
 
 
@@ -56,6 +57,7 @@ class ClaimTable:
         self.seen: dict[tuple[str, str], Any] = {}
         self.events: dict[tuple[str, int], Any] = {}
         self.conflicts: dict[tuple[str, str], str] = {}  # (owner, challenger) -> target
+        self.personas: dict[tuple[str, str], Any] = {}  # (owner, id) -> PersonaVersion
 
     @contextmanager
     def transaction(self) -> Iterator[ClaimTable]:

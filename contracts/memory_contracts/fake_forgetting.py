@@ -57,7 +57,7 @@ class FakeForgetting(FakeStoreBase):
                 del table.rows[claim.id]
             phase = ClearPhase.VECTORS if len(rows) < batch_size else ClearPhase.CLAIMS
             if phase is ClearPhase.VECTORS:  # the last batch: lineage goes with the claims
-                table.drop_owner(agent_id, "edges")
+                table.drop_owner(agent_id, "edges", "personas")
             job = attrs.evolve(job, phase=phase, removed_count=job.removed_count + len(rows))
             table.jobs[agent_id] = job
         return attrs.evolve(job, batch_removed=len(rows))

@@ -328,3 +328,36 @@ def test_reflection_writes_at_most_three_insights_with_lineage_from_every_source
             await memory.aclose()
 
     asyncio.run(go())
+
+
+def test_a_persona_draft_changes_nothing_until_the_user_approves_it(tmp_path: Path) -> None:
+    """§8.6, R-MAINT-3: a heavy pass drafts a self-model from the agent's claims; the draft
+    is not active, further passes neither activate nor replace it, and only the user's
+    approval makes it the active persona."""
+    clock = ManualClock()
+    text = _by_prompt(reflect="[]", **{"self-model": "```\nI help a user who loves pets.\n```"})
+
+    async def go() -> None:
+        memory = make_memory(
+            tmp_path, clock, overrides={"text_provider": text}, persona_evolution_enabled=True
+        )
+        try:
+            for fact in FACTS:
+                await memory.remember(A, fact, importance=0.9)
+                clock.advance(1)
+            report = await memory.run_maintenance(A, heavy=True)
+            assert report.persona_drafts == 1
+            view = memory.persona(A)
+            assert view.active is None and view.draft is not None
+            assert view.draft.content == "I help a user who loves pets."
+            clock.advance(60)
+            again = await memory.run_maintenance(A, heavy=True)
+            assert again.persona_drafts == 0
+            assert memory.persona(A).active is None and memory.persona(A).draft == view.draft
+            assert all(c.kind.value != "persona" for c in memory.list_claims(A))
+            active = await memory.approve_persona(A, view.draft.id)
+            assert memory.persona(A).active == active and memory.persona(A).draft is None
+        finally:
+            await memory.aclose()
+
+    asyncio.run(go())

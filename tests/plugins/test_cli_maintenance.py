@@ -82,3 +82,22 @@ async def _with_memory(cli: Cli, work: Callable[[MemoryService], Awaitable[T]]) 
         return await work(memory)
     finally:
         await memory.aclose()
+
+
+def test_persona_show_approve_and_reject(cli: Cli) -> None:
+    """§8.6: a pending draft is shown beside the (empty) active persona; approve activates
+    it; reject of an unknown draft is a user error."""
+
+    async def draft(memory: MemoryService) -> str:
+        version = memory.store.draft_persona("A", "I am a careful helper.", now=memory.now())
+        assert version is not None
+        return version.id
+
+    draft_id = asyncio.run(_with_memory(cli, draft))
+    shown = cli.json("persona", "show", "--agent", "A")
+    assert shown["active"] is None and shown["draft"]["id"] == draft_id
+    approved = cli.json("persona", "approve", "--agent", "A", draft_id)
+    assert approved["state"] == "active"
+    assert cli.json("persona", "show", "--agent", "A")["active"]["id"] == draft_id
+    code, _, _ = cli.run("persona", "reject", "--agent", "A", draft_id)
+    assert code == 2

@@ -17,6 +17,7 @@ A store that implements one role subclasses that role's contract and its factory
 | `StoreMaintenanceContract` | `make_maintenance_store` | + `StoreMaintenance` |
 | `ConsolidationContract` | `make_consolidation_store` | + `Consolidation` (and delete, lineage) |
 | `ConflictsContract` | `make_conflicts_store` | + `Conflicts`, `LineageReader` |
+| `PersonasContract` | `make_personas_store` | + `Personas` |
 
 Every role but directives needs the claim records to set its cases up. A full store
 subclasses `ClaimStoreContract` and implements `make_claim_store` only: it runs every role's
@@ -39,6 +40,7 @@ from memory_contracts.claim_store.embeddings import EmbeddingBookkeepingContract
 from memory_contracts.claim_store.forgetting import ForgettingContract
 from memory_contracts.claim_store.lineage import LineageContract
 from memory_contracts.claim_store.maintenance import StoreMaintenanceContract
+from memory_contracts.claim_store.personas import PersonasContract
 from memory_contracts.claim_store.records import ClaimRecordsContract
 from memory_contracts.claim_store.search import ClaimSearchContract
 from memory_contracts.claim_store.whole_store import CrossRoleCases
@@ -54,6 +56,7 @@ __all__ = [
     "EmbeddingBookkeepingContract",
     "ForgettingContract",
     "LineageContract",
+    "PersonasContract",
     "StoreMaintenanceContract",
 ]
 
@@ -76,6 +79,7 @@ class ClaimStoreContract(
     StoreMaintenanceContract,
     ConsolidationContract,
     ConflictsContract,
+    PersonasContract,
     CrossRoleCases,
 ):
     """Inherit, implement `make_claim_store`; pytest collects every role's cases."""
@@ -91,3 +95,4 @@ class ClaimStoreContract(
     maintenance_store = _the_claim_store("maintenance_store")
     consolidation_store = _the_claim_store("consolidation_store")
     conflicts_store = _the_claim_store("conflicts_store")
+    personas_store = _the_claim_store("personas_store")

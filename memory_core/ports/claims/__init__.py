@@ -15,7 +15,8 @@ Why this cut — one role per question a service asks, as the tape is four ports
 - `LineageReader` (lineage): edges are written by `ClaimWriter` calls, read here;
 - `StoreMaintenance` (maintenance): repair, audit retention, close — host lifecycle;
   `Consolidation` (maintenance): the dirty queue, merges and stale archiving of the
-  background maintenance service; `Conflicts` (maintenance): challenges kept as records.
+  background maintenance service; `Conflicts` (maintenance): challenges kept as records;
+  `Personas` (maintenance): self-model drafts the user approves.
 `ClaimStore` inherits every role: what a full store implements and the composition root
 builds once. Each role has its contract in `memory_contracts.claim_store`.
 
@@ -62,6 +63,10 @@ from memory_core.ports.claims.maintenance import (
     Consolidation,
     DirtySeed,
     MergeRequest,
+    Personas,
+    PersonaState,
+    PersonaVersion,
+    PersonaView,
     RepairReport,
     Resolution,
     StoreMaintenance,
@@ -102,6 +107,10 @@ __all__ = [
     "LineageReader",
     "MatchMode",
     "MergeRequest",
+    "PersonaState",
+    "PersonaVersion",
+    "PersonaView",
+    "Personas",
     "RepairReport",
     "Resolution",
     "StoreMaintenance",
@@ -120,6 +129,7 @@ class ClaimStore(
     StoreMaintenance,
     Consolidation,
     Conflicts,
+    Personas,
     Protocol,
 ):
     """Every role at once: what a full store implements (SQLite, PostgreSQL, the fake)."""

@@ -23,6 +23,10 @@ __all__ = [
     "Consolidation",
     "DirtySeed",
     "MergeRequest",
+    "PersonaState",
+    "PersonaVersion",
+    "PersonaView",
+    "Personas",
     "RepairReport",
     "Resolution",
     "StoreMaintenance",
@@ -253,4 +257,59 @@ class Conflicts(Protocol):
         into it (edges → challenger); KEEP_BOTH activates it. The target's flag clears once
         no challenger is left. Returns the claim that stands for the fact (the target, or
         the challenger). NotFound when `challenger_id` is not an open challenger."""
+        ...
+
+
+# --- persona: the agent's self-model, drafted by maintenance, activated only by the user --
+
+
+class PersonaState(StrEnum):
+    DRAFT = "draft"  # proposed; the turn never reads it
+    ACTIVE = "active"  # the one the turn reads (at most one per agent)
+    REJECTED = "rejected"  # the user said no
+    RETIRED = "retired"  # an earlier active version, replaced by an approval
+
+
+@attrs.frozen(kw_only=True)
+class PersonaVersion:
+    id: str
+    content: str
+    state: PersonaState
+    created_at: datetime
+    updated_at: datetime
+
+
+@attrs.frozen(kw_only=True)
+class PersonaView:
+    """The active persona and the pending draft, with how much the draft changes it."""
+
+    active: PersonaVersion | None
+    draft: PersonaVersion | None
+    change_ratio: float | None  # None without a draft
+    needs_review: bool
+
+
+@runtime_checkable
+class Personas(Protocol):
+    """Persona rows (kind persona, internal: never listed, searched or embedded). No call
+    but `approve_persona` makes a version active (reference §8.6)."""
+
+    def persona(self, agent_id: str) -> PersonaView:
+        """The agent's active version and pending draft (either may be None)."""
+        ...
+
+    def draft_persona(self, agent_id: str, content: str, *, now: datetime) -> PersonaVersion | None:
+        """Store `content` (secret policy applied) as the agent's draft; None — nothing
+        stored — when a draft is already pending or the text equals the active one."""
+        ...
+
+    def approve_persona(self, agent_id: str, draft_id: str, *, now: datetime) -> PersonaVersion:
+        """The draft becomes active and the previous active version retired, in one
+        transaction (audit `persona/approve`). NotFound unless `draft_id` is the pending
+        draft."""
+        ...
+
+    def reject_persona(self, agent_id: str, draft_id: str, *, now: datetime) -> PersonaVersion:
+        """The draft is rejected; the active version is untouched. NotFound unless
+        `draft_id` is the pending draft."""
         ...

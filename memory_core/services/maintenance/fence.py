@@ -9,13 +9,13 @@ import attrs
 
 from memory_core.domain.cancellation import CancellationToken
 from memory_core.domain.errors import OperationCancelled
-from memory_core.ports.claims import ClaimReader, Conflicts, Consolidation
+from memory_core.ports.claims import ClaimReader, Conflicts, Consolidation, Personas
 from memory_core.settings import MemorySettings
 
 __all__ = ["MaintenanceStore", "PassFence", "PassTally"]
 
 
-class MaintenanceStore(ClaimReader, Consolidation, Conflicts, Protocol):
+class MaintenanceStore(ClaimReader, Consolidation, Conflicts, Personas, Protocol):
     """What a pass reads and writes (a `ClaimStore` is one)."""
 
 

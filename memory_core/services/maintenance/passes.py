@@ -20,6 +20,7 @@ from memory_core.domain.errors import OperationCancelled
 from memory_core.services.maintenance.challenges import ChallengeStep
 from memory_core.services.maintenance.fence import MaintenanceStore, PassFence, PassTally
 from memory_core.services.maintenance.merge import MergeStep
+from memory_core.services.maintenance.persona import PersonaStep
 from memory_core.services.maintenance.reflection import ReflectionStep
 from memory_core.services.vectors.index import VectorIndex
 from memory_core.settings import MemorySettings
@@ -53,6 +54,7 @@ class PassReport:
     merged: int = 0
     resolved: int = 0  # conflicts the model resolved
     reflected: int = 0  # reflection insights written
+    persona_drafts: int = 0  # self-model drafts written (waiting for the user)
     archived: int = 0
     audit_pruned: int = 0
     llm_calls: int = 0
@@ -69,6 +71,7 @@ class PassRunner:
     merge: MergeStep
     challenges: ChallengeStep
     reflection: ReflectionStep
+    persona: PersonaStep
     settings: MemorySettings
     now: Callable[[], datetime]
 
@@ -106,6 +109,8 @@ class PassRunner:
             if mode is PassMode.HEAVY:
                 step("reflection")
                 await self.reflection.run(agent_id, fence=fence, deadline=deadline, tally=tally)
+                step("persona")
+                await self.persona.run(agent_id, fence=fence, deadline=deadline, tally=tally)
             archived = 0
             all_failed = tally.llm_calls > 0 and tally.llm_failures == tally.llm_calls
             if not all_failed:  # §8.3: a heavy pass whose model calls all failed archives nothing
@@ -143,6 +148,7 @@ class PassRunner:
             merged=tally.merged,
             resolved=tally.resolved,
             reflected=tally.reflected,
+            persona_drafts=tally.persona_drafts,
             llm_calls=tally.llm_calls,
             llm_failures=tally.llm_failures,
             input_tokens=tally.input_tokens,
@@ -157,6 +163,7 @@ class PassRunner:
             "merged": report.merged,
             "resolved": report.resolved,
             "reflected": report.reflected,
+            "persona_drafts": report.persona_drafts,
             "archived": report.archived,
             "llm_calls": report.llm_calls,
             "input_tokens": report.input_tokens,

@@ -31,7 +31,7 @@ from memory_core.services.providers.gateway.service import ProviderGateway
 from memory_core.services.providers.gateway.types import TextPurpose
 from memory_core.settings import MemorySettings
 
-__all__ = ["REFLECT_EVENT", "ReflectionStep", "eligible_sources"]
+__all__ = ["REFLECT_EVENT", "ReflectionStep", "eligible_sources", "fit"]
 
 REFLECT_EVENT = "memory/reflect"
 MAX_INSIGHTS = 3

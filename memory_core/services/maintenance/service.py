@@ -37,6 +37,7 @@ from memory_core.services.maintenance.passes import (
     PassRunner,
     within,
 )
+from memory_core.services.maintenance.persona import PersonaStep
 from memory_core.services.maintenance.reflection import ReflectionStep
 from memory_core.services.providers.gateway.service import ProviderGateway
 from memory_core.services.vectors.index import VectorIndex
@@ -108,6 +109,9 @@ class MaintenanceService:
             merge=self._merge,
             challenges=challenges,
             reflection=ReflectionStep(
+                store=store, gateway=gateway, settings=settings, now=domain_clock.now
+            ),
+            persona=PersonaStep(
                 store=store, gateway=gateway, settings=settings, now=domain_clock.now
             ),
             settings=settings,

@@ -14,7 +14,15 @@ from memory_core.domain.claims import Claim, ClaimDraft, WriteOrigin
 from memory_core.domain.errors import ConfigError, ValidationError
 from memory_core.domain.scope import validate_agent_id
 from memory_core.domain.validation import check_enum, check_id, check_int
-from memory_core.ports.claims import AuditEvent, Conflict, InsertOutcome, RepairReport, Resolution
+from memory_core.ports.claims import (
+    AuditEvent,
+    Conflict,
+    InsertOutcome,
+    PersonaVersion,
+    PersonaView,
+    RepairReport,
+    Resolution,
+)
 from memory_core.services.maintenance import MaintenanceService, MaintenanceStatus, PassReport
 from memory_core.services.memory.parts import MemoryParts
 
@@ -117,6 +125,25 @@ class MemoryUpkeep(MemoryParts):
         )
         self._schedule_embedding(agent_id)
         return standing
+
+    def persona(self, agent_id: str) -> PersonaView:
+        """The agent's active self-model and the pending draft (with its change ratio and
+        whether it needs a closer review)."""
+        validate_agent_id(agent_id)
+        return self.store.persona(agent_id)
+
+    async def approve_persona(self, agent_id: str, draft_id: str) -> PersonaVersion:
+        """The user's approval: the only way a persona draft becomes active (§8.6)."""
+        validate_agent_id(agent_id)
+        check_id(draft_id, "draft_id")
+        async with self._coordinator.exclusive(agent_id):
+            return self.store.approve_persona(agent_id, draft_id, now=self._clock.now())
+
+    async def reject_persona(self, agent_id: str, draft_id: str) -> PersonaVersion:
+        validate_agent_id(agent_id)
+        check_id(draft_id, "draft_id")
+        async with self._coordinator.exclusive(agent_id):
+            return self.store.reject_persona(agent_id, draft_id, now=self._clock.now())
 
     def audit_events(self, agent_id: str, *, limit: int = 50) -> Sequence[AuditEvent]:
         """The agent's audit trail, newest first: ids, counts and actions, never content."""

@@ -44,6 +44,7 @@ from memory_plugins.cli import (
     eval_cmd,
     ingest_cmd,
     maintenance_cmd,
+    persona_cmd,
     plugins_cmd,
     recall_cmd,
     reindex_cmd,
@@ -78,6 +79,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     benchmark_cmd,
     maintenance_cmd,
     conflicts_cmd,
+    persona_cmd,
 )
 
 EXIT_OK = 0
