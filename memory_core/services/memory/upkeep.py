@@ -150,6 +150,25 @@ class MemoryUpkeep(MemoryParts):
         validate_agent_id(agent_id)
         return self.store.list_audit(agent_id, limit=check_int(limit, "limit", minimum=1))
 
+    async def quiesce(self, timeout: float | None = None) -> None:
+        """The host's shutdown order up to closing (R-HOST-1): stop new work (maintenance
+        timers and passes refused), fence memory (every session refuses new turns, work in
+        flight is fenced), drain (sessions, then maintenance — MaintenanceDrainTimeout
+        rather than return under an unsettled pass). Then `aclose()`, the host's operation,
+        reopen, and `resume()` on the reopened memory."""
+        maintenance = self.maintenance
+        maintenance.stop()
+        for runtime in self._sessions.values():
+            runtime.close()
+        for runtime in self._sessions.values():
+            await runtime.drain()
+        await maintenance.drain(timeout)
+
+    def resume(self) -> None:
+        """After a reopen: background maintenance is armed again (its startup pass picks up
+        the dirty work left behind). Sessions resume through `session(...)`."""
+        self.maintenance.start()
+
     async def aclose(self) -> None:
         """Maintenance stops and drains before anything closes: a pass never runs on a
         closed store (a drain that times out raises, and the stores stay open)."""
