@@ -81,6 +81,16 @@ def delete(session: Session, agent_id: str, claim_id: str, *, now: datetime) -> 
         session.execute(
             "DELETE FROM agent_memory WHERE agent_id = ? AND id = ?", (agent_id, victim.id)
         )
+        if victim is not row:  # its lineage edges now name a deleted id: say which
+            audit.record(
+                session,
+                agent_id=agent_id,
+                event="memory/delete",
+                actor="user",
+                now=now,
+                memory_id=victim.id,
+                refs={"merged_into": claim_id},
+            )
     audit.record(
         session,
         agent_id=agent_id,
