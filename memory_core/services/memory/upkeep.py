@@ -15,6 +15,7 @@ from memory_core.domain.errors import ConfigError, ValidationError
 from memory_core.domain.scope import validate_agent_id
 from memory_core.domain.validation import check_enum, check_id, check_int
 from memory_core.ports.claims import (
+    MAX_DIRTY_BATCH,
     AuditEvent,
     Conflict,
     InsertOutcome,
@@ -144,6 +145,11 @@ class MemoryUpkeep(MemoryParts):
         check_id(draft_id, "draft_id")
         async with self._coordinator.exclusive(agent_id):
             return self.store.reject_persona(agent_id, draft_id, now=self._clock.now())
+
+    def dirty_seeds(self, agent_id: str) -> int:
+        """How many of the agent's claims wait for consolidation (capped at 256)."""
+        validate_agent_id(agent_id)
+        return len(self.store.list_dirty(agent_id, limit=MAX_DIRTY_BATCH))
 
     def audit_events(self, agent_id: str, *, limit: int = 50) -> Sequence[AuditEvent]:
         """The agent's audit trail, newest first: ids, counts and actions, never content."""

@@ -9,7 +9,7 @@ from typing import Any
 
 from memory_core.domain.scope import validate_agent_id
 from memory_core.domain.serialization import unstructure
-from memory_core.ports.claims import Resolution
+from memory_core.services.maintenance import Resolution
 from memory_plugins.cli.context import CommandContext
 from memory_plugins.cli.memory import call
 

@@ -16,7 +16,7 @@ from typing import Any
 from memory_core.domain.scope import validate_agent_id
 from memory_core.domain.serialization import unstructure
 from memory_core.domain.validation import check_int
-from memory_core.ports.claims import MAX_DIRTY_BATCH, AuditEvent
+from memory_core.services.maintenance import MAX_DIRTY_BATCH, AuditEvent
 from memory_core.services.memory import MemoryService
 from memory_plugins.cli.context import CommandContext
 from memory_plugins.cli.memory import call
@@ -74,8 +74,7 @@ def _status(ctx: CommandContext) -> int:
     agent = validate_agent_id(ctx.args.agent, "--agent")
 
     def work(memory: MemoryService) -> tuple[int, Sequence[AuditEvent]]:
-        seeds = memory.store.list_dirty(agent, limit=MAX_DIRTY_BATCH)
-        return len(seeds), memory.audit_events(agent, limit=200)
+        return memory.dirty_seeds(agent), memory.audit_events(agent, limit=200)
 
     dirty, events = call(ctx, work)
     passes = [e for e in events if e.event in _PASS_EVENTS]
