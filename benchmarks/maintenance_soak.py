@@ -16,7 +16,10 @@ with maintenance cycling, quiesces, runs a final pass per agent and checks integ
 - no cross-agent row (an edge or a dirty seed naming another agent's claim);
 - no dirty seed older than the final pass (none starved).
 
-Reported: turns, merges, passes, stops, exceptions escaping (the promise: 0), the checks.
+Reported: turns, merges, passes, stops, exceptions escaping (the promise: 0), the checks,
+and the drains: the longest and how many ran past `maintenance_drain_seconds` (10 s here)
+and raised `MaintenanceDrainTimeout` — the typed outcome a host postpones its operation on.
+On a CPU-starved loop a fenced pass may need longer than that to reach its next await.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import apsw
 
 from memory_adapters.tapes import SqliteTape
 from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.services.maintenance import MaintenanceDrainTimeout
 from memory_core.services.memory import MemoryService
 from memory_core.services.write.ingestion.types import TurnOutcome, TurnStatus
 from memory_core.settings import MemorySettings
@@ -131,18 +135,30 @@ async def _cycler(
     """Stop, drain and start maintenance at random while the agents talk."""
     while not done.is_set():
         await asyncio.sleep(rng.uniform(0.2, 0.8))
+        started = time.monotonic()
         memory.stop_maintenance()
         try:
             await memory.drain_maintenance()
+        except MaintenanceDrainTimeout:
+            # The typed outcome a host acts on (it postpones its operation); the stopped
+            # pass is fenced, so restarting cannot let it write.
+            record["drain_timeouts"] += 1
         except Exception as exc:
             record["errors"][type(exc).__name__] += 1
+        record["drain_max_s"] = max(record["drain_max_s"], time.monotonic() - started)
         record["stops"] += 1
         memory.start_maintenance()
 
 
 async def _phase(root: Path, *, agents: int, turns: range, seed: int) -> dict[str, Any]:
     memory, tape = _open(root)
-    record: dict[str, Any] = {"turns": 0, "stops": 0, "errors": Counter()}
+    record: dict[str, Any] = {
+        "turns": 0,
+        "stops": 0,
+        "drain_timeouts": 0,
+        "drain_max_s": 0.0,
+        "errors": Counter(),
+    }
     memory.start_maintenance()
     done = asyncio.Event()
     cycler = asyncio.ensure_future(_cycler(memory, random.Random(seed), record, done))
@@ -165,6 +181,7 @@ async def _phase(root: Path, *, agents: int, turns: range, seed: int) -> dict[st
         await cycler
     await memory.quiesce()
     record["errors"] = dict(record["errors"])
+    record["drain_max_s"] = round(record["drain_max_s"], 2)
     record["memory"] = memory
     return record
 
