@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from enum import Enum
 
 import attrs
 
@@ -50,6 +51,13 @@ _SYSTEM = (
 _ANSWER_TOKENS = 32
 
 
+class _Verdict(Enum):
+    SETTLE = "settle"  # judged (no duplicate), terminal or stale: the seed goes
+    DEFER = "defer"  # a transient failure: the seed moves behind unprocessed work
+    MERGED = "merged"  # the merge's transaction settled the seed
+    KEEP = "keep"  # a question for the model, left to a heavy pass: the seed stays
+
+
 @attrs.frozen(kw_only=True)
 class MergeStep:
     store: MaintenanceStore
@@ -79,12 +87,12 @@ class MergeStep:
             verdict = await self._judge(
                 agent_id, seed, heavy=heavy, fence=fence, deadline=deadline, tally=tally, done=done
             )
-            if verdict == "defer":
+            if verdict is _Verdict.DEFER:
                 tally.deferred += self.store.defer_dirty(agent_id, [seed], now=self.now())
-            elif verdict == "settle":
+            elif verdict is _Verdict.SETTLE:
                 tally.settled += self.store.settle_dirty(agent_id, [seed])
-            elif verdict == "merged":
-                tally.settled += 1  # the merge's transaction settled it
+            elif verdict is _Verdict.MERGED:
+                tally.settled += 1
 
     async def _judge(
         self,
@@ -96,20 +104,20 @@ class MergeStep:
         deadline: Deadline,
         tally: PassTally,
         done: set[str],
-    ) -> str:
+    ) -> _Verdict:
         try:
             claim = self.store.get(agent_id, seed.memory_id)
         except NotFound:
-            return "settle"  # terminal: the row is gone
+            return _Verdict.SETTLE  # terminal: the row is gone
         if not claim.is_recallable or claim.revision != seed.claim_revision:
-            return "settle"  # terminal (archived, superseded) or stale (changed again)
+            return _Verdict.SETTLE  # terminal (archived, superseded) or stale (changed again)
         if not self.index.enabled:
-            return "settle"  # no vectors, no neighbours: nothing to compare with
+            return _Verdict.SETTLE  # no vectors, no neighbours: nothing to compare with
         certificate = self.index.certificate(agent_id)
         if claim.embedding_state is EmbeddingState.PENDING or certificate is None:
-            return "defer"  # transient: its vector is not there yet
+            return _Verdict.DEFER  # transient: its vector is not there yet
         if claim.embedding_state is not EmbeddingState.READY:
-            return "settle"  # refused by the embedder, or FTS only: it has no neighbours
+            return _Verdict.SETTLE  # refused by the embedder, or FTS only: it has no neighbours
         vectors = self.index.vectors
         assert vectors is not None  # enabled says so
         try:
@@ -124,7 +132,7 @@ class MergeStep:
         except OperationCancelled:
             raise
         except AgentMemoryError:
-            return "defer"
+            return _Verdict.DEFER
         wanted = [
             hit.claim_id
             for hit in hits
@@ -139,24 +147,23 @@ class MergeStep:
                     agent_id, claim, neighbour, fence=fence, deadline=deadline, tally=tally
                 )
                 if answer is None:  # the call failed or the budget is spent: try again later
-                    return "defer"
+                    return _Verdict.DEFER
                 same = answer
             elif not same:
                 unjudged = True  # a cheap pass leaves the model's questions to a heavy one
+            if not same:
                 continue
-            if same:
-                merged = await self._merge(
-                    agent_id, claim, neighbour, seed=seed, fence=fence, deadline=deadline
-                )
-                if merged:
-                    tally.merged += 1
-                    done.update((claim.id, neighbour.id))
-                    return "merged"
-                return "defer"
+            if not await self._merge(
+                agent_id, claim, neighbour, seed=seed, fence=fence, deadline=deadline
+            ):
+                return _Verdict.DEFER  # a row moved under the decision: judge it again later
+            tally.merged += 1
+            done.update((claim.id, neighbour.id))
+            return _Verdict.MERGED
         if unjudged and self.gateway_has_model:
-            return "keep"
+            return _Verdict.KEEP
         done.add(claim.id)
-        return "settle"
+        return _Verdict.SETTLE
 
     def _live(self, agent_id: str, claim: Claim, ids: Sequence[str]) -> list[Claim]:
         found: list[Claim] = []
