@@ -26,6 +26,8 @@ BENCHMARKS: dict[str, str] = {
     "(10k/100k claims per agent)",
     "turn_soak": "turns of 20 agents x 2,000 under ingestion, forget, clear and a foreign "
     "SQLite lock holder: 0 past the deadline + 1 s, 0 lost anchors",
+    "maintenance_soak": "20 agents x 2,000 turns with maintenance stopped/started at random "
+    "and one SIGKILL: 0 escaping errors, FTS/vector/lineage integrity, no starved seed",
 }
 
 

@@ -333,6 +333,135 @@ class MemorySettings:
         metadata=_doc("Deadline of a turn's view anchor and access count, which may outlive it."),
     )
 
+    # --- background maintenance (R-MAINT-1/2, reference §8.3–8.4, §8.8) -----------------
+    maintenance_arming_seconds: float = attrs.field(
+        default=60.0,
+        validator=_non_negative,
+        metadata=_doc("After start, how long maintenance waits before arming its first passes."),
+    )
+    maintenance_startup_delay_seconds: float = attrs.field(
+        default=300.0,
+        validator=_non_negative,
+        metadata=_doc("After arming, the delay of the first agent's startup pass."),
+    )
+    maintenance_stagger_seconds: float = attrs.field(
+        default=5.0,
+        validator=_non_negative,
+        metadata=_doc("Extra delay of each further agent's startup pass."),
+    )
+    maintenance_debounce_seconds: float = attrs.field(
+        default=300.0,
+        validator=_non_negative,
+        metadata=_doc("Quiet time after an agent's last write before its maintenance pass."),
+    )
+    maintenance_heavy_cooldown_seconds: float = attrs.field(
+        default=21_600.0,
+        validator=_non_negative,
+        metadata=_doc("Least time between two completed heavy (model) passes of an agent."),
+    )
+    maintenance_failure_cooldown_seconds: float = attrs.field(
+        default=1_800.0,
+        validator=_non_negative,
+        metadata=_doc("After a heavy pass whose every model call failed, heavy passes wait this."),
+    )
+    maintenance_concurrency: int = attrs.field(
+        default=2,
+        validator=[_positive, attrs.validators.le(64)],
+        metadata=_doc("Agents whose maintenance passes may run at once (1..64)."),
+    )
+    maintenance_llm_calls: int = attrs.field(
+        default=8,
+        validator=_non_negative,
+        metadata=_doc("Model calls one heavy pass may make in all."),
+    )
+    maintenance_merge_llm_calls: int = attrs.field(
+        default=2,
+        validator=_non_negative,
+        metadata=_doc("Model calls one heavy pass may spend on merge decisions."),
+    )
+    maintenance_challenge_llm_calls: int = attrs.field(
+        default=4,
+        validator=_non_negative,
+        metadata=_doc("Model calls one heavy pass may spend resolving conflicts."),
+    )
+    maintenance_reflection_llm_calls: int = attrs.field(
+        default=1,
+        validator=_non_negative,
+        metadata=_doc("Model calls one heavy pass may spend on reflection."),
+    )
+    maintenance_persona_llm_calls: int = attrs.field(
+        default=1,
+        validator=_non_negative,
+        metadata=_doc("Model calls one heavy pass may spend on a persona draft."),
+    )
+    maintenance_input_tokens: int = attrs.field(
+        default=24_000,
+        validator=_positive,
+        metadata=_doc("Estimated input tokens one heavy pass may send to the model."),
+    )
+    maintenance_seed_batch: int = attrs.field(
+        default=64,
+        validator=[_positive, attrs.validators.le(256)],
+        metadata=_doc("Dirty seeds one pass takes (1..256)."),
+    )
+    maintenance_neighbours: int = attrs.field(
+        default=6,
+        validator=[_positive, attrs.validators.le(64)],
+        metadata=_doc("Same-agent vector neighbours read per seed when looking for a duplicate."),
+    )
+    merge_similarity_threshold: float = attrs.field(
+        default=0.85,
+        validator=_unit,
+        metadata=_doc("Least cosine similarity of a neighbour considered for a merge."),
+    )
+    maintenance_archive_batch: int = attrs.field(
+        default=256,
+        validator=_positive,
+        metadata=_doc("Stale claims one pass may archive."),
+    )
+    audit_keep_per_agent: int = attrs.field(
+        default=10_000,
+        validator=_non_negative,
+        metadata=_doc("Newest operational audit events kept per agent."),
+    )
+    audit_prune_batch: int = attrs.field(
+        default=500,
+        validator=_positive,
+        metadata=_doc("Operational audit events one pass may delete."),
+    )
+    maintenance_pass_seconds: float = attrs.field(
+        default=120.0,
+        validator=_positive,
+        metadata=_doc("Deadline of one maintenance pass of one agent."),
+    )
+    reflection_min_claims: int = attrs.field(
+        default=3,
+        validator=_positive,
+        metadata=_doc("Live Agent-scope claims reflection and persona drafts need at least."),
+    )
+    reflection_importance_sum: float = attrs.field(
+        default=5.0,
+        validator=_non_negative,
+        metadata=_doc("Importance of claims newer than the watermark that triggers reflection."),
+    )
+    reflection_inputs: int = attrs.field(
+        default=20,
+        validator=[_positive, attrs.validators.le(200)],
+        metadata=_doc("Most claims one reflection or persona prompt shows (1..200)."),
+    )
+    persona_evolution_enabled: bool = attrs.field(
+        default=False,
+        validator=attrs.validators.instance_of(bool),
+        metadata=_doc(
+            "Heavy passes draft self-model updates (a draft changes nothing until approved)."
+        ),
+    )
+    maintenance_drain_seconds: float = attrs.field(
+        default=5.0,
+        validator=_positive,
+        metadata=_doc("How long stopping maintenance waits for passes in flight before failing."),
+    )
+
     def __attrs_post_init__(self) -> None:
         pairs = (
             ("persona_floor_tokens", "persona_ceiling_tokens"),
@@ -342,5 +471,14 @@ class MemorySettings:
         for low, high in pairs:
             if getattr(self, low) > getattr(self, high):
                 raise ConfigError(f"{low} must not exceed {high}")
+        steps = (
+            "maintenance_merge_llm_calls",
+            "maintenance_challenge_llm_calls",
+            "maintenance_reflection_llm_calls",
+            "maintenance_persona_llm_calls",
+        )
+        for step in steps:
+            if getattr(self, step) > self.maintenance_llm_calls:
+                raise ConfigError(f"{step} must not exceed maintenance_llm_calls")
         if self.directive_item_tokens > self.directive_ceiling_tokens:
             raise ConfigError("directive_item_tokens must not exceed directive_ceiling_tokens")

@@ -63,6 +63,9 @@ class AsyncioScheduler:
     async def yield_now(self) -> None:
         await asyncio.sleep(0)
 
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(max(0.0, seconds))
+
     @property
     def pending(self) -> int:
         """Tasks spawned and not yet settled."""

@@ -10,8 +10,11 @@ from datetime import datetime
 
 from memory_contracts.fake_claim_reads import FakeClaimSearch, FakeEmbeddingBookkeeping
 from memory_contracts.fake_claim_records import FakeClaimRecords
+from memory_contracts.fake_conflicts import FakeConflicts
 from memory_contracts.fake_directives import InMemoryDirectives
 from memory_contracts.fake_forgetting import FakeForgetting
+from memory_contracts.fake_maintenance import FakeConsolidation
+from memory_contracts.fake_personas import FakePersonas
 from memory_core.domain.provenance import TombstoneIdentity
 from memory_core.ports.claims import Derivation, RepairReport
 from memory_core.storage.drafts import stored_time
@@ -20,7 +23,14 @@ __all__ = ["InMemoryClaimStore"]
 
 
 class InMemoryClaimStore(
-    FakeClaimRecords, FakeClaimSearch, FakeEmbeddingBookkeeping, InMemoryDirectives, FakeForgetting
+    FakeClaimRecords,
+    FakeClaimSearch,
+    FakeEmbeddingBookkeeping,
+    InMemoryDirectives,
+    FakeForgetting,
+    FakeConsolidation,
+    FakeConflicts,
+    FakePersonas,
 ):
     """Every role; lineage and maintenance are small enough to live here."""
 

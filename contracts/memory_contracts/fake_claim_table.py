@@ -9,6 +9,7 @@ import itertools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from typing import Any
 
 import attrs
 
@@ -26,7 +27,18 @@ from memory_core.storage.succession import check_mutable
 
 __all__ = ["TABLES", "ClaimTable", "FakeStoreBase"]
 
-TABLES = ("rows", "tombstones", "edges", "jobs", "directives")
+TABLES = (
+    "rows",
+    "tombstones",
+    "edges",
+    "jobs",
+    "directives",
+    "dirty",
+    "seen",
+    "events",
+    "conflicts",
+    "personas",
+)
 
 
 class ClaimTable:
@@ -39,6 +51,13 @@ class ClaimTable:
         self.edges: dict[tuple[str, str, str, DerivationKind], Derivation] = {}
         self.jobs: dict[str, ClearProgress] = {}  # an owner's persisted clear job
         self.directives: dict[str, Directive] = {}
+        # The consolidation queue and what it last saw of each row (`fake_maintenance`),
+        # and the audit events maintenance reads back for its cooldowns.
+        self.dirty: dict[tuple[str, str], Any] = {}
+        self.seen: dict[tuple[str, str], Any] = {}
+        self.events: dict[tuple[str, int], Any] = {}
+        self.conflicts: dict[tuple[str, str], str] = {}  # (owner, challenger) -> target
+        self.personas: dict[tuple[str, str], Any] = {}  # (owner, id) -> PersonaVersion
 
     @contextmanager
     def transaction(self) -> Iterator[ClaimTable]:

@@ -10,6 +10,7 @@ from datetime import datetime
 import attrs
 
 from memory_contracts.fake_claim_table import TABLES, FakeStoreBase
+from memory_contracts.fake_maintenance import merged_ids
 from memory_core.domain.errors import NotFound, ValidationError
 from memory_core.ports.claims import ClearPhase, ClearProgress, DeleteOutcome
 from memory_core.storage.drafts import stored_time
@@ -25,8 +26,12 @@ class FakeForgetting(FakeStoreBase):
         with self._open().transaction() as table:
             claim = table.owned(agent_id, claim_id)
             stored_time(now, "now")
-            written = table.bury(agent_id, identities_of_claim(claim))
-            del table.rows[claim.id]
+            # What was merged into the claim is the same fact: it is forgotten with it.
+            merged = [table.rows[i] for i in merged_ids(table, agent_id, claim_id)]
+            written = 0
+            for victim in (claim, *merged):
+                written += table.bury(agent_id, identities_of_claim(victim))
+                del table.rows[victim.id]
         return DeleteOutcome(claim_id=claim_id, tombstones_written=written)
 
     def begin_clear(self, agent_id: str, *, now: datetime) -> ClearProgress:
@@ -52,7 +57,7 @@ class FakeForgetting(FakeStoreBase):
                 del table.rows[claim.id]
             phase = ClearPhase.VECTORS if len(rows) < batch_size else ClearPhase.CLAIMS
             if phase is ClearPhase.VECTORS:  # the last batch: lineage goes with the claims
-                table.drop_owner(agent_id, "edges")
+                table.drop_owner(agent_id, "edges", "personas")
             job = attrs.evolve(job, phase=phase, removed_count=job.removed_count + len(rows))
             table.jobs[agent_id] = job
         return attrs.evolve(job, batch_removed=len(rows))

@@ -76,3 +76,8 @@ class TaskScheduler(Protocol):
         """Let other work on the loop run before continuing: long jobs (an agent clear)
         call it between batches so a turn is never starved (R-FORGET-3)."""
         ...
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait `seconds` (0 or more) on the loop; cancelling the work ends the wait: the
+        maintenance timers (arming delay, debounce) are spawned work that sleeps first."""
+        ...

@@ -287,7 +287,7 @@ def test_llm_never_targets_a_claim_of_another_scope(
 
 def test_llm_update_noop_and_challenge(store: ApswClaimStore, clock: ManualClock) -> None:
     """§7.4: UPDATE supersedes with the merged text and counts as an update; NOOP writes
-    nothing; CHALLENGE keeps both live (the store has no challenger state yet)."""
+    nothing; a CHALLENGE of the target the same batch just retired is a plain add."""
     _seed(store, "The user likes tea.")
     service, _, _ = _llm(
         store,
@@ -497,3 +497,20 @@ def test_exact_replay_skips_the_model(store: ApswClaimStore, clock: ManualClock)
     service, provider, _ = _llm(store, clock)
     report = _decide(service, clock, CandidateClaim(content="The user likes tea."))
     assert provider.requests == [] and report.duplicate_ids == (existing.id,)
+
+
+def test_llm_challenge_of_a_live_target_is_a_conflict_record(
+    store: ApswClaimStore, clock: ManualClock
+) -> None:
+    """§7.8: CHALLENGE stores the candidate as a challenger of its target (conflicted, never
+    recalled) and the target stays live; the pair is an open conflict."""
+    target = _seed(store, "The user likes tea.")
+    service, _, _ = _llm(
+        store, clock, _answer({"candidateIndex": 0, "decision": "CHALLENGE", "targetIndex": 0})
+    )
+    report = _decide(service, clock, CandidateClaim(content="The user dislikes tea."))
+    assert report.challenged == 1
+    assert _live(store) == {"The user likes tea."}
+    [conflict] = store.list_conflicts(AGENT, limit=10)
+    assert conflict.target.id == target.id
+    assert conflict.challenger.content == "The user dislikes tea."

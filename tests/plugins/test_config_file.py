@@ -86,7 +86,12 @@ def test_every_setting_can_be_overridden_from_the_file(tmp_path):
     """SPEC §11: every default is overridable from the config file."""
     defaults = MemorySettings()
     fields = attrs.fields(MemorySettings)
-    lines = [f"{field.name} = {getattr(defaults, field.name)!r}" for field in fields]
+    # TOML spells booleans in lowercase; every other default reads back from its repr.
+    values = {field.name: getattr(defaults, field.name) for field in fields}
+    lines = [
+        f"{name} = {str(value).lower() if isinstance(value, bool) else repr(value)}"
+        for name, value in values.items()
+    ]
     config = load_config(_write(tmp_path, "[settings]\n" + "\n".join(lines) + "\n"))
 
     assert config.settings == defaults

@@ -36,7 +36,11 @@ CAP = 300  # extracted_claim_max_code_points in the file below (default 2,000)
 
 
 def _toml(tmp_path: Path, settings: dict[str, Any]) -> Path:
-    lines = "\n".join(f"{key} = {value!r}" for key, value in settings.items())
+    # TOML spells booleans in lowercase; every other value here reads back from its repr.
+    lines = "\n".join(
+        f"{key} = {str(value).lower() if isinstance(value, bool) else repr(value)}"
+        for key, value in settings.items()
+    )
     path = tmp_path / "config.toml"
     path.write_text(
         textwrap.dedent(
@@ -151,6 +155,10 @@ def _of_ingestion(name: str) -> Read:
     return lambda memory: getattr(memory._ingestion.policy, name)
 
 
+def _of_maintenance(name: str) -> Read:
+    return lambda memory: getattr(memory.maintenance._settings, name)
+
+
 # setting -> (a valid non-default value, where its consumer holds it)
 CONSUMERS: dict[str, tuple[object, Read]] = {
     # contribution: the session runtime hands its settings to `assemble` every turn
@@ -231,6 +239,41 @@ CONSUMERS: dict[str, tuple[object, Read]] = {
         lambda memory: memory._ingestion.decisions._known_code_points,
     ),
     "decision_prompt_tokens": (8_000, lambda memory: memory._ingestion.decisions._prompt_tokens),
+    # background maintenance: the service holds the settings it was built with
+    "maintenance_arming_seconds": (30.0, _of_maintenance("maintenance_arming_seconds")),
+    "maintenance_startup_delay_seconds": (
+        120.0,
+        _of_maintenance("maintenance_startup_delay_seconds"),
+    ),
+    "maintenance_stagger_seconds": (2.0, _of_maintenance("maintenance_stagger_seconds")),
+    "maintenance_debounce_seconds": (60.0, _of_maintenance("maintenance_debounce_seconds")),
+    "maintenance_heavy_cooldown_seconds": (
+        3600.0,
+        _of_maintenance("maintenance_heavy_cooldown_seconds"),
+    ),
+    "maintenance_failure_cooldown_seconds": (
+        600.0,
+        _of_maintenance("maintenance_failure_cooldown_seconds"),
+    ),
+    "maintenance_concurrency": (3, _of_maintenance("maintenance_concurrency")),
+    "maintenance_llm_calls": (6, _of_maintenance("maintenance_llm_calls")),
+    "maintenance_merge_llm_calls": (1, _of_maintenance("maintenance_merge_llm_calls")),
+    "maintenance_challenge_llm_calls": (2, _of_maintenance("maintenance_challenge_llm_calls")),
+    "maintenance_reflection_llm_calls": (0, _of_maintenance("maintenance_reflection_llm_calls")),
+    "maintenance_persona_llm_calls": (0, _of_maintenance("maintenance_persona_llm_calls")),
+    "reflection_min_claims": (4, _of_maintenance("reflection_min_claims")),
+    "reflection_importance_sum": (3.0, _of_maintenance("reflection_importance_sum")),
+    "reflection_inputs": (10, _of_maintenance("reflection_inputs")),
+    "persona_evolution_enabled": (True, _of_maintenance("persona_evolution_enabled")),
+    "maintenance_input_tokens": (12000, _of_maintenance("maintenance_input_tokens")),
+    "maintenance_seed_batch": (32, _of_maintenance("maintenance_seed_batch")),
+    "maintenance_neighbours": (4, _of_maintenance("maintenance_neighbours")),
+    "merge_similarity_threshold": (0.9, _of_maintenance("merge_similarity_threshold")),
+    "maintenance_archive_batch": (128, _of_maintenance("maintenance_archive_batch")),
+    "audit_keep_per_agent": (5000, _of_maintenance("audit_keep_per_agent")),
+    "audit_prune_batch": (250, _of_maintenance("audit_prune_batch")),
+    "maintenance_pass_seconds": (60.0, _of_maintenance("maintenance_pass_seconds")),
+    "maintenance_drain_seconds": (2.0, _of_maintenance("maintenance_drain_seconds")),
 }
 WATCHED_END_TO_END = {
     "extraction_chunk_tokens",

@@ -293,6 +293,11 @@ def _v2(conn: psycopg.Connection, extensions: Extensions) -> None:
     conn.execute(ddl.live_slot_index())
 
 
+def _v3(conn: psycopg.Connection, extensions: Extensions) -> None:
+    # Persona drafts are rows of kind persona; which one the turn reads is this column's.
+    conn.execute(ddl.PERSONA_STATE_COLUMN.replace("ADD COLUMN", "ADD COLUMN IF NOT EXISTS"))
+
+
 MIGRATIONS = (
     Migration(
         component=COMPONENT,
@@ -301,4 +306,10 @@ MIGRATIONS = (
         apply=_v1,
     ),
     Migration(component=COMPONENT, version=2, description="index of live slot holders", apply=_v2),
+    Migration(
+        component=COMPONENT,
+        version=3,
+        description="persona states (draft, active, rejected, retired)",
+        apply=_v3,
+    ),
 )

@@ -88,3 +88,10 @@ def live_slot_index() -> str:
     return f"""CREATE INDEX IF NOT EXISTS agent_memory_live_slot
          ON agent_memory (agent_id, scope_type, scope_id, slot, created_at DESC, id DESC)
          WHERE slot IS NOT NULL AND {recallable()}"""
+
+
+# The persona lifecycle of `kind = 'persona'` rows (reference §8.6); NULL for every other row.
+PERSONA_STATE_COLUMN = (
+    "ALTER TABLE agent_memory ADD COLUMN persona_state TEXT CHECK (persona_state IS NULL"
+    " OR persona_state IN ('draft', 'active', 'rejected', 'retired'))"
+)

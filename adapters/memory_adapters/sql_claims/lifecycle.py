@@ -8,6 +8,7 @@ from datetime import datetime
 
 from memory_adapters.sql_claims import audit, tombstones
 from memory_adapters.sql_claims.claims import require_owned_claim
+from memory_adapters.sql_claims.maintenance import merged_rows
 from memory_adapters.sql_claims.queries import fetch_claim_row
 from memory_adapters.sql_claims.rows import ClaimRow
 from memory_adapters.sql_claims.session import Session
@@ -59,12 +60,37 @@ def restore(session: Session, agent_id: str, claim_id: str, *, now: datetime) ->
 
 
 def delete(session: Session, agent_id: str, claim_id: str, *, now: datetime) -> DeleteOutcome:
-    """Tombstones of the stored provenance and the normalised content, then the delete."""
+    """Tombstones of the stored provenance and the normalised content, then the delete —
+    of the claim and of every row merged into it, whose texts are the same fact: forgetting
+    the survivor forgets what it absorbed (R-FORGET-1, reference §8.4)."""
     row = require_owned_claim(session, agent_id, claim_id)
-    written = tombstones.write(
-        session, agent_id, tombstones.identities_of_row(row), reason="selective_delete", now=now
-    )
-    session.execute("DELETE FROM agent_memory WHERE agent_id = ? AND id = ?", (agent_id, claim_id))
+    doomed = [row]
+    for merged_id in merged_rows(session, agent_id, claim_id):
+        merged = fetch_claim_row(session, agent_id, merged_id, for_update=True)
+        if merged is not None:
+            doomed.append(merged)
+    written = 0
+    for victim in doomed:
+        written += tombstones.write(
+            session,
+            agent_id,
+            tombstones.identities_of_row(victim),
+            reason="selective_delete",
+            now=now,
+        )
+        session.execute(
+            "DELETE FROM agent_memory WHERE agent_id = ? AND id = ?", (agent_id, victim.id)
+        )
+        if victim is not row:  # its lineage edges now name a deleted id: say which
+            audit.record(
+                session,
+                agent_id=agent_id,
+                event="memory/delete",
+                actor="user",
+                now=now,
+                memory_id=victim.id,
+                refs={"merged_into": claim_id},
+            )
     audit.record(
         session,
         agent_id=agent_id,
@@ -72,6 +98,6 @@ def delete(session: Session, agent_id: str, claim_id: str, *, now: datetime) -> 
         actor="user",
         now=now,
         memory_id=claim_id,
-        refs={"tombstones": written},
+        refs={"tombstones": written, "merged": len(doomed) - 1},
     )
     return DeleteOutcome(claim_id=claim_id, tombstones_written=written)

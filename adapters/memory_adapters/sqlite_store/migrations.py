@@ -9,6 +9,7 @@ from collections.abc import Callable
 import apsw
 import attrs
 
+from memory_adapters.sql_claims import ddl
 from memory_adapters.sqlite_store.connection import write_transaction
 from memory_adapters.sqlite_store.schema import live_slot_index, schema_v1_statements
 from memory_core.domain.errors import StoreError
@@ -110,6 +111,13 @@ def _v5(conn: apsw.Connection) -> None:
     conn.execute("DROP TABLE agent_memory_cursor")
 
 
+def _v6(conn: apsw.Connection) -> None:
+    # Persona drafts are rows of kind persona; which one the turn reads is this column's.
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(agent_memory)")}
+    if "persona_state" not in columns:  # re-applied over a file that already has it
+        conn.execute(ddl.PERSONA_STATE_COLUMN)
+
+
 @attrs.frozen(kw_only=True)
 class Migration:
     version: int
@@ -132,6 +140,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         version=5,
         description="extraction cursors per (agent, session), with fragment progress",
         apply=_v5,
+    ),
+    Migration(
+        version=6, description="persona states (draft, active, rejected, retired)", apply=_v6
     ),
 )
 LATEST_VERSION = MIGRATIONS[-1].version

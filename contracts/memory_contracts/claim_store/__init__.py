@@ -15,6 +15,9 @@ A store that implements one role subclasses that role's contract and its factory
 | `DirectiveStoreContract` | `make_directive_store` | `DirectiveStore` only |
 | `ForgettingContract` | `make_forgetting_store` | + `Forgetting` |
 | `StoreMaintenanceContract` | `make_maintenance_store` | + `StoreMaintenance` |
+| `ConsolidationContract` | `make_consolidation_store` | + `Consolidation` (and delete, lineage) |
+| `ConflictsContract` | `make_conflicts_store` | + `Conflicts`, `LineageReader` |
+| `PersonasContract` | `make_personas_store` | + `Personas` |
 
 Every role but directives needs the claim records to set its cases up. A full store
 subclasses `ClaimStoreContract` and implements `make_claim_store` only: it runs every role's
@@ -30,11 +33,14 @@ from typing import Any
 import pytest
 
 from memory_contracts.claim_store.base import role_fixture
+from memory_contracts.claim_store.conflicts import ConflictsContract
+from memory_contracts.claim_store.consolidation import ConsolidationContract
 from memory_contracts.claim_store.directives import DirectiveStoreContract
 from memory_contracts.claim_store.embeddings import EmbeddingBookkeepingContract
 from memory_contracts.claim_store.forgetting import ForgettingContract
 from memory_contracts.claim_store.lineage import LineageContract
 from memory_contracts.claim_store.maintenance import StoreMaintenanceContract
+from memory_contracts.claim_store.personas import PersonasContract
 from memory_contracts.claim_store.records import ClaimRecordsContract
 from memory_contracts.claim_store.search import ClaimSearchContract
 from memory_contracts.claim_store.whole_store import CrossRoleCases
@@ -44,10 +50,13 @@ __all__ = [
     "ClaimRecordsContract",
     "ClaimSearchContract",
     "ClaimStoreContract",
+    "ConflictsContract",
+    "ConsolidationContract",
     "DirectiveStoreContract",
     "EmbeddingBookkeepingContract",
     "ForgettingContract",
     "LineageContract",
+    "PersonasContract",
     "StoreMaintenanceContract",
 ]
 
@@ -68,6 +77,9 @@ class ClaimStoreContract(
     DirectiveStoreContract,
     ForgettingContract,
     StoreMaintenanceContract,
+    ConsolidationContract,
+    ConflictsContract,
+    PersonasContract,
     CrossRoleCases,
 ):
     """Inherit, implement `make_claim_store`; pytest collects every role's cases."""
@@ -81,3 +93,6 @@ class ClaimStoreContract(
     directive_store = _the_claim_store("directive_store")
     forgetting_store = _the_claim_store("forgetting_store")
     maintenance_store = _the_claim_store("maintenance_store")
+    consolidation_store = _the_claim_store("consolidation_store")
+    conflicts_store = _the_claim_store("conflicts_store")
+    personas_store = _the_claim_store("personas_store")

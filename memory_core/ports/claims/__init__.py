@@ -13,7 +13,10 @@ Why this cut — one role per question a service asks, as the tape is four ports
   write that leaves tombstones (internal: hashes only, never returned) or nothing;
   retrieval only asks which agents are fenced;
 - `LineageReader` (lineage): edges are written by `ClaimWriter` calls, read here;
-- `StoreMaintenance` (maintenance): repair, audit retention, close — host lifecycle.
+- `StoreMaintenance` (maintenance): repair, audit retention, close — host lifecycle;
+  `Consolidation` (maintenance): the dirty queue, merges and stale archiving of the
+  background maintenance service; `Conflicts` (maintenance): challenges kept as records;
+  `Personas` (maintenance): self-model drafts the user approves.
 `ClaimStore` inherits every role: what a full store implements and the composition root
 builds once. Each role has its contract in `memory_contracts.claim_store`.
 
@@ -52,7 +55,22 @@ from memory_core.ports.claims.forgetting import (
     Forgetting,
 )
 from memory_core.ports.claims.lineage import Derivation, DerivationKind, LineageReader
-from memory_core.ports.claims.maintenance import RepairReport, StoreMaintenance
+from memory_core.ports.claims.maintenance import (
+    MAX_DIRTY_BATCH,
+    AuditEvent,
+    Conflict,
+    Conflicts,
+    Consolidation,
+    DirtySeed,
+    MergeRequest,
+    Personas,
+    PersonaState,
+    PersonaVersion,
+    PersonaView,
+    RepairReport,
+    Resolution,
+    StoreMaintenance,
+)
 from memory_core.ports.claims.records import (
     ClaimReader,
     ClaimWriter,
@@ -62,6 +80,8 @@ from memory_core.ports.claims.records import (
 from memory_core.ports.claims.search import ClaimSearch, FtsHit, MatchMode
 
 __all__ = [
+    "MAX_DIRTY_BATCH",
+    "AuditEvent",
     "ClaimReader",
     "ClaimSearch",
     "ClaimStore",
@@ -69,12 +89,16 @@ __all__ = [
     "ClearPhase",
     "ClearProgress",
     "ClearStatus",
+    "Conflict",
+    "Conflicts",
+    "Consolidation",
     "DeleteOutcome",
     "Derivation",
     "DerivationKind",
     "DirectiveCapacityExceeded",
     "DirectiveReader",
     "DirectiveStore",
+    "DirtySeed",
     "EmbeddingBookkeeping",
     "Forgetting",
     "FtsHit",
@@ -82,7 +106,13 @@ __all__ = [
     "InsertStatus",
     "LineageReader",
     "MatchMode",
+    "MergeRequest",
+    "PersonaState",
+    "PersonaVersion",
+    "PersonaView",
+    "Personas",
     "RepairReport",
+    "Resolution",
     "StoreMaintenance",
 ]
 
@@ -97,6 +127,9 @@ class ClaimStore(
     Forgetting,
     LineageReader,
     StoreMaintenance,
+    Consolidation,
+    Conflicts,
+    Personas,
     Protocol,
 ):
     """Every role at once: what a full store implements (SQLite, PostgreSQL, the fake)."""

@@ -40,9 +40,11 @@ class MemoryControls(MemoryParts):
         scope_filter: ScopeFilter | None = None,
         include_inactive: bool = False,
         limit: int = 100,
+        after_id: str | None = None,
     ) -> Sequence[Claim]:
         """The agent's claims, newest first; every scope unless `scope_filter` narrows it
-        (a management view, not recall: nothing is re-ranked or counted as access)."""
+        (a management view, not recall: nothing is re-ranked or counted as access).
+        `after_id` continues a page after that claim (keyset paging)."""
         validate_agent_id(agent_id)
         if scope_filter is not None:
             check_instance(scope_filter, ScopeFilter, "scope_filter")
@@ -51,6 +53,7 @@ class MemoryControls(MemoryParts):
             scope_filter=scope_filter,
             include_inactive=check_bool(include_inactive, "include_inactive"),
             limit=check_int(limit, "limit", minimum=1),
+            after_id=None if after_id is None else check_id(after_id, "after_id"),
         )
 
     def get_claim(self, agent_id: str, claim_id: str) -> Claim:

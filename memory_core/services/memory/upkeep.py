@@ -1,5 +1,6 @@
 """Upkeep: warming and draining embeddings, re-embedding an agent, importing history,
-startup repair (R-VEC-4, R-PROV-4, R-TIME-4, R-SCOPE-4)."""
+startup repair, and background maintenance — its lifecycle, a pass on demand, its audit
+trail (R-VEC-4, R-PROV-4, R-TIME-4, R-SCOPE-4, R-MAINT-2)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,21 @@ from datetime import datetime
 import attrs
 
 from memory_core.domain.cancellation import CancellationToken
-from memory_core.domain.claims import ClaimDraft, WriteOrigin
+from memory_core.domain.claims import Claim, ClaimDraft, WriteOrigin
 from memory_core.domain.errors import ConfigError, ValidationError
 from memory_core.domain.scope import validate_agent_id
-from memory_core.ports.claims import InsertOutcome, RepairReport
+from memory_core.domain.validation import check_enum, check_id, check_int
+from memory_core.ports.claims import (
+    MAX_DIRTY_BATCH,
+    AuditEvent,
+    Conflict,
+    InsertOutcome,
+    PersonaVersion,
+    PersonaView,
+    RepairReport,
+    Resolution,
+)
+from memory_core.services.maintenance import MaintenanceService, MaintenanceStatus, PassReport
 from memory_core.services.memory.parts import MemoryParts
 
 __all__ = ["MemoryUpkeep", "ReindexReport"]
@@ -31,6 +43,146 @@ class ReindexReport:
 
 
 class MemoryUpkeep(MemoryParts):
+    _maintenance: MaintenanceService | None = None
+
+    @property
+    def maintenance(self) -> MaintenanceService:
+        """The background maintenance service (built on first use, from this facade's
+        ports and settings); `start_maintenance` arms its timers."""
+        if self._maintenance is None:
+            self._maintenance = MaintenanceService(
+                store=self.store,
+                index=self.index,
+                gateway=self.gateway,
+                coordinator=self._coordinator,
+                scheduler=self._scheduler,
+                domain_clock=self._clock,
+                infra_clock=self._infra,
+                settings=self.settings,
+            )
+        return self._maintenance
+
+    def start_maintenance(self) -> None:
+        """Arm the maintenance timers (a host calls it once its loop runs, and after a
+        `stop_maintenance` to resume)."""
+        self.maintenance.start()
+
+    def stop_maintenance(self) -> None:
+        """Synchronous: timers cleared, new passes refused, passes in flight fenced and
+        their provider calls aborted (R-MAINT-2). Follow with `drain_maintenance`."""
+        self.maintenance.stop()
+
+    async def drain_maintenance(self, timeout: float | None = None) -> None:
+        """Wait for stopped passes to settle; MaintenanceDrainTimeout past `timeout`."""
+        await self.maintenance.drain(timeout)
+
+    def maintenance_status(self) -> MaintenanceStatus:
+        return self.maintenance.status()
+
+    async def run_maintenance(
+        self,
+        agent_id: str,
+        *,
+        heavy: bool | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> PassReport:
+        """One maintenance pass of the agent now (`heavy=True` asks for the model pass;
+        without a text provider the cheap pass runs and says `skipped='missing-model'`)."""
+        validate_agent_id(agent_id)
+        if heavy is not None and not isinstance(heavy, bool):
+            raise ValidationError("heavy", "must be a bool or None")
+        return await self.maintenance.run_pass(agent_id, heavy=heavy, progress=progress)
+
+    def list_conflicts(self, agent_id: str, *, limit: int = 50) -> Sequence[Conflict]:
+        """Open challenges, oldest first: each a challenger (never recalled) and its target."""
+        validate_agent_id(agent_id)
+        return self.store.list_conflicts(agent_id, limit=check_int(limit, "limit", minimum=1))
+
+    async def resolve_conflict(
+        self, agent_id: str, challenger_id: str, resolution: Resolution | str
+    ) -> Claim:
+        """The user's resolution (reference §7.8): `keep_target`, `keep_challenger` or
+        `keep_both`, with lineage, in one transaction. Returns the claim that stands; the
+        losers' vectors go, a re-activated challenger is embedded."""
+        validate_agent_id(agent_id)
+        check_id(challenger_id, "challenger_id")
+        chosen = check_enum(resolution, Resolution, "resolution")
+        async with self._coordinator.exclusive(agent_id):
+            standing = self.store.resolve_conflict(
+                agent_id, challenger_id, chosen, actor="user", now=self._clock.now()
+            )
+        losers = [challenger_id] if standing.id != challenger_id else []
+        if chosen is Resolution.KEEP_CHALLENGER:
+            losers = [
+                e.parent_id
+                for e in self.store.list_derivations(agent_id, challenger_id)
+                if e.child_id == challenger_id
+            ]
+        await self.index.forget(
+            agent_id,
+            losers,
+            deadline=self._deadline(self.settings.vector_clear_seconds),
+            cancel=CancellationToken(),
+        )
+        self._schedule_embedding(agent_id)
+        return standing
+
+    def persona(self, agent_id: str) -> PersonaView:
+        """The agent's active self-model and the pending draft (with its change ratio and
+        whether it needs a closer review)."""
+        validate_agent_id(agent_id)
+        return self.store.persona(agent_id)
+
+    async def approve_persona(self, agent_id: str, draft_id: str) -> PersonaVersion:
+        """The user's approval: the only way a persona draft becomes active (§8.6)."""
+        validate_agent_id(agent_id)
+        check_id(draft_id, "draft_id")
+        async with self._coordinator.exclusive(agent_id):
+            return self.store.approve_persona(agent_id, draft_id, now=self._clock.now())
+
+    async def reject_persona(self, agent_id: str, draft_id: str) -> PersonaVersion:
+        validate_agent_id(agent_id)
+        check_id(draft_id, "draft_id")
+        async with self._coordinator.exclusive(agent_id):
+            return self.store.reject_persona(agent_id, draft_id, now=self._clock.now())
+
+    def dirty_seeds(self, agent_id: str) -> int:
+        """How many of the agent's claims wait for consolidation (capped at 256)."""
+        validate_agent_id(agent_id)
+        return len(self.store.list_dirty(agent_id, limit=MAX_DIRTY_BATCH))
+
+    def audit_events(self, agent_id: str, *, limit: int = 50) -> Sequence[AuditEvent]:
+        """The agent's audit trail, newest first: ids, counts and actions, never content."""
+        validate_agent_id(agent_id)
+        return self.store.list_audit(agent_id, limit=check_int(limit, "limit", minimum=1))
+
+    async def quiesce(self, timeout: float | None = None) -> None:
+        """The host's shutdown order up to closing (R-HOST-1): stop new work (maintenance
+        timers and passes refused), fence memory (every session refuses new turns, work in
+        flight is fenced), drain (sessions, then maintenance — MaintenanceDrainTimeout
+        rather than return under an unsettled pass). Then `aclose()`, the host's operation,
+        reopen, and `resume()` on the reopened memory."""
+        maintenance = self.maintenance
+        maintenance.stop()
+        for runtime in self._sessions.values():
+            runtime.close()
+        for runtime in self._sessions.values():
+            await runtime.drain()
+        await maintenance.drain(timeout)
+
+    def resume(self) -> None:
+        """After a reopen: background maintenance is armed again (its startup pass picks up
+        the dirty work left behind). Sessions resume through `session(...)`."""
+        self.maintenance.start()
+
+    async def aclose(self) -> None:
+        """Maintenance stops and drains before anything closes: a pass never runs on a
+        closed store (a drain that times out raises, and the stores stay open)."""
+        if self._maintenance is not None:
+            self._maintenance.stop()
+            await self._maintenance.drain()
+        await super().aclose()
+
     def now(self) -> datetime:
         """Business time of the memory's clock (what temporal labels are read against)."""
         return self._clock.now()
@@ -53,8 +205,10 @@ class MemoryUpkeep(MemoryParts):
         return len(self.store.list_pending_embeddings(agent_id, limit=_COUNT_LIMIT))
 
     async def on_committed(self, agent_id: str, claim_ids: Sequence[str]) -> None:
-        """Ingestion's commit hook: embed the new claims."""
+        """Ingestion's commit hook: embed the new claims; maintenance's debounce restarts."""
         if claim_ids:
+            if self._maintenance is not None:
+                self._maintenance.notify_write(agent_id)
             await self.embed_pending(agent_id)
 
     async def reindex(

@@ -37,12 +37,15 @@ from memory_core.domain.errors import AgentMemoryError
 from memory_core.domain.validation import check_text
 from memory_plugins.cli import (
     benchmark_cmd,
+    conflicts_cmd,
     contribution_cmd,
     demo_cmd,
     doctor_cmd,
     eval_cmd,
     ingest_cmd,
+    maintenance_cmd,
     mcp_cmd,
+    persona_cmd,
     plugins_cmd,
     recall_cmd,
     reindex_cmd,
@@ -76,6 +79,9 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     eval_cmd,
     benchmark_cmd,
     mcp_cmd,
+    maintenance_cmd,
+    conflicts_cmd,
+    persona_cmd,
 )
 
 EXIT_OK = 0

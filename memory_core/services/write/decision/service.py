@@ -44,6 +44,7 @@ from memory_core.domain.temporal_policy import TemporalMode, assess
 from memory_core.ports.claims import (
     ClaimReader,
     ClaimWriter,
+    Conflicts,
     DirectiveStore,
     InsertOutcome,
     InsertStatus,
@@ -196,9 +197,9 @@ class _Tally:
 
 
 @runtime_checkable
-class DecisionStore(ClaimReader, ClaimWriter, DirectiveStore, Protocol):
-    """The roles the decision step writes through: slot lookup, inserts, supersede and
-    directive suggestions."""
+class DecisionStore(ClaimReader, ClaimWriter, Conflicts, DirectiveStore, Protocol):
+    """The roles the decision step writes through: slot lookup, inserts, supersede,
+    challenges and directive suggestions."""
 
 
 class DecisionService:
@@ -363,6 +364,10 @@ class DecisionService:
                     tally.noop += 1  # a concurrent update won; the next pass decides again
                 elif retired is _Retired.DONE and action is DecisionAction.UPDATE:
                     tally.updated += 1
+            elif action is DecisionAction.CHALLENGE and write.target is not None:
+                tally.challenged += 1
+                if not self._challenge(context, write.target, write.draft, tally):
+                    adds.append(write.draft)  # the target moved: a plain add, as before
             elif write.draft.slot is not None:
                 self._slot_write(context, write.draft, tally)
             else:
@@ -417,6 +422,33 @@ class DecisionService:
             if outcome.status is InsertStatus.REVIVED:
                 _log.info("decision: claim %s revived over %s", outcome.claim.id, old.id)
         return _Retired.DONE, outcome.claim.id
+
+    def _challenge(
+        self, context: WriteContext, target: Claim, draft: ClaimDraft, tally: _Tally
+    ) -> bool:
+        """Store the draft as a challenger of `target` (a conflict record, resolved later
+        by the user or maintenance, reference §7.8); False when the target moved or is of
+        another scope or kind, so the caller adds the draft plainly."""
+        if target.agent_id != context.agent_id or target.scope != context.scope:
+            return False  # never across owners or scopes (R-SCOPE-3)
+        try:
+            outcome = self._store.challenge(
+                context.agent_id,
+                target.id,
+                draft,
+                expected_revision=target.revision,
+                origin=context.origin,
+                now=context.now,
+            )
+        except (RevisionConflict, NotFound):
+            return False
+        except SecretRejected:
+            tally.rejected[RejectionReason.SECRET.value] += 1
+            return True
+        except ValidationError:
+            return False
+        tally.record(outcome)
+        return True
 
     def _slot_write(self, context: WriteContext, draft: ClaimDraft, tally: _Tally) -> None:
         """A slot holds one value: the candidate retires the live holder of its slot in its

@@ -1,0 +1,75 @@
+"""What every step of a pass shares: the store roles it calls and its execution fence."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+import attrs
+
+from memory_core.domain.cancellation import CancellationToken
+from memory_core.domain.errors import OperationCancelled
+from memory_core.ports.claims import ClaimReader, Conflicts, Consolidation, Personas
+from memory_core.settings import MemorySettings
+
+__all__ = ["MaintenanceStore", "PassFence", "PassTally"]
+
+
+class MaintenanceStore(ClaimReader, Consolidation, Conflicts, Personas, Protocol):
+    """What a pass reads and writes (a `ClaimStore` is one)."""
+
+
+@attrs.define
+class PassFence:
+    """The execution fence of one pass: the service's epoch when it began and its token.
+    `stop()` advances the epoch and cancels the token; `check` is the checkpoint."""
+
+    epoch: int
+    current: Callable[[], int]
+    token: CancellationToken = attrs.field(factory=CancellationToken)
+
+    @property
+    def valid(self) -> bool:
+        return self.epoch == self.current() and not self.token.cancelled
+
+    def check(self) -> None:
+        if not self.valid:
+            raise OperationCancelled("maintenance stopped")
+
+
+@attrs.define
+class PassTally:
+    """Counts of one pass and the model budget it has spent (reference §8.3: at most
+    `maintenance_llm_calls` in all, a cap per step, `maintenance_input_tokens`)."""
+
+    seeds: int = 0
+    settled: int = 0
+    deferred: int = 0
+    merged: int = 0
+    resolved: int = 0
+    reflected: int = 0
+    persona_drafts: int = 0
+    llm_calls: int = 0
+    llm_failures: int = 0
+    input_tokens: int = 0
+    calls_by_step: dict[str, int] = attrs.field(factory=dict)
+
+    def reserve(self, step: str, tokens: int, settings: MemorySettings) -> bool:
+        """Take one model call of `tokens` estimated input for `step`, if the budget
+        allows; False (nothing taken) when it does not."""
+        caps = {
+            "merge": settings.maintenance_merge_llm_calls,
+            "challenge": settings.maintenance_challenge_llm_calls,
+            "reflection": settings.maintenance_reflection_llm_calls,
+            "persona": settings.maintenance_persona_llm_calls,
+        }
+        if (
+            self.llm_calls >= settings.maintenance_llm_calls
+            or self.calls_by_step.get(step, 0) >= caps[step]
+            or self.input_tokens + tokens > settings.maintenance_input_tokens
+        ):
+            return False
+        self.llm_calls += 1
+        self.input_tokens += tokens
+        self.calls_by_step[step] = self.calls_by_step.get(step, 0) + 1
+        return True

@@ -1,0 +1,112 @@
+"""Consolidation rules the stores and the maintenance service share (reference §8.3–8.4):
+what a merge changes on the survivor, when two texts are near-exact duplicates without a
+model, and the decay rule that archives stale claims.
+
+Written once here so the SQL kit, the in-memory fake and the service cannot disagree.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime, timedelta
+
+import attrs
+
+from memory_core.domain.claims import Category, Claim
+
+__all__ = [
+    "ARCHIVE_MIN_AGE",
+    "DECAY_ARCHIVE_BELOW",
+    "DECAY_HALF_LIFE",
+    "MERGE_CONFIDENCE_BUMP",
+    "SurvivorFields",
+    "decay",
+    "is_near_exact",
+    "is_stale",
+    "merge_order",
+    "survivor_fields",
+]
+
+MERGE_CONFIDENCE_BUMP = 0.1
+# Decay halves every 30 days, slowed by importance; below 0.05 a claim older than 90 days is
+# stale (§8.3: `now − anchor > 129.66 d × (1 + importance)`).
+DECAY_HALF_LIFE = timedelta(days=30)
+DECAY_ARCHIVE_BELOW = 0.05
+ARCHIVE_MIN_AGE = timedelta(days=90)
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+
+
+@attrs.frozen(kw_only=True)
+class SurvivorFields:
+    importance: float
+    confidence: float
+    category: Category | None
+
+
+def merge_order(first: Claim, second: Claim) -> tuple[Claim, Claim]:
+    """(survivor, retired): the newer row survives — it carries the latest wording and its
+    provenance is the one a replay of the recent conversation would repeat; ties by id."""
+    ordered = sorted((first, second), key=lambda c: (c.created_at, c.id), reverse=True)
+    return ordered[0], ordered[1]
+
+
+def survivor_fields(survivor: Claim, retired: Claim) -> SurvivorFields:
+    """Importance is the higher of both, the category the survivor's or else the other's,
+    and the confidence rises by 0.1 (capped at 1): two sightings of one fact."""
+    return SurvivorFields(
+        importance=max(survivor.importance, retired.importance),
+        confidence=min(1.0, survivor.effective_confidence + MERGE_CONFIDENCE_BUMP),
+        category=survivor.category if survivor.category is not None else retired.category,
+    )
+
+
+def is_near_exact(first: str, second: str) -> bool:
+    """The deterministic merge rule when no model decides: equal canonical texts, or texts
+    of at least four words that differ in exactly one word, where the differing words are
+    lowercase and digit-free — a change of wording ("called" / "named"), never of a value
+    ("Miso" / "Luna", "3" / "4"), which would be a conflict rather than a duplicate."""
+    a, b = _WORD.findall(first), _WORD.findall(second)
+    if [w.casefold() for w in a] == [w.casefold() for w in b]:
+        return True
+    if min(len(a), len(b)) < 4 or abs(len(a) - len(b)) > 1:
+        return False
+    changed = _single_edit(a, b)
+    return changed is not None and all(_is_wording(word) for word in changed)
+
+
+def decay(claim: Claim, now: datetime) -> float:
+    """0.5 ^ (age since last access (or creation) / (30 d × (1 + importance)))."""
+    anchor = claim.last_accessed_at or claim.created_at
+    age = max(timedelta(0), now - anchor)
+    return math.pow(0.5, age / (DECAY_HALF_LIFE * (1.0 + claim.importance)))
+
+
+def is_stale(claim: Claim, now: datetime) -> bool:
+    """Archive-worthy: recallable, created over 90 days ago and decayed below 0.05."""
+    return (
+        claim.is_recallable
+        and now - claim.created_at > ARCHIVE_MIN_AGE
+        and decay(claim, now) < DECAY_ARCHIVE_BELOW
+    )
+
+
+def _is_wording(word: str) -> bool:
+    return word.islower() and not any(ch.isdigit() for ch in word)
+
+
+def _single_edit(a: list[str], b: list[str]) -> tuple[str, ...] | None:
+    """The words of a one-word substitution, insertion or deletion turning `a` into `b`;
+    None when more than one word differs."""
+    if len(a) == len(b):
+        diff = [
+            i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x.casefold() != y.casefold()
+        ]
+        return (a[diff[0]], b[diff[0]]) if len(diff) == 1 else None
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    folded = [w.casefold() for w in shorter]
+    for i, word in enumerate(longer):
+        if [w.casefold() for w in longer[:i] + longer[i + 1 :]] == folded:
+            return (word,)
+    return None
