@@ -58,3 +58,46 @@ def test_the_cache_holds_at_most_its_token_budget() -> None:
 def test_an_unusable_budget_is_refused(budget: object) -> None:
     with pytest.raises(ConfigError, match="budget"):
         ClaimTokenCache(token_budget=budget)  # type: ignore[arg-type]
+
+
+def test_a_retrieval_service_reuses_its_cache_across_queries_and_services() -> None:
+    """Issue 14: ranking tokenises a candidate once; a second query, and a second service
+    handed the same cache (as per-source rankings are), only hit it. Regression: an empty
+    cache is falsy, and `tokens or ClaimTokenCache()` replaced it on every call."""
+    import asyncio
+
+    from memory_adapters.offload import InlineCalls
+    from memory_contracts.fake_claim_store import InMemoryClaimStore
+    from memory_contracts.fakes import ManualClock
+    from memory_core.domain.cancellation import CancellationToken, Deadline
+    from memory_core.domain.claims import ClaimDraft, WriteOrigin
+    from memory_core.services.read.retrieval.service import RetrievalRequest, RetrievalService
+    from memory_core.settings import MemorySettings
+
+    clock = ManualClock()
+    store = InMemoryClaimStore(clock=clock)
+    for text in ("Orion runs the legacy scheduler", "Orion moved to the new scheduler"):
+        draft = ClaimDraft(agent_id="agent-a", kind=ClaimKind.SEMANTIC, content=text)
+        store.insert(draft, origin=WriteOrigin.USER_ADD, now=clock.now())
+    cache = ClaimTokenCache()
+
+    def ask(query: str) -> None:
+        service = RetrievalService(
+            store=store,
+            calls=InlineCalls(),
+            domain_clock=clock,
+            infra_clock=clock,
+            settings=MemorySettings(),
+            tokens=cache,
+        )
+        assert service.tokens is cache
+        request = RetrievalRequest(agent_id="agent-a", query=query)
+        asyncio.run(
+            service.retrieve(request, deadline=Deadline.after(clock, 5), cancel=CancellationToken())
+        )
+
+    ask("Orion scheduler")
+    assert (len(cache), cache.misses) == (2, 2)
+    ask("which scheduler does Orion run")
+    assert cache.misses == 2
+    assert cache.hits >= 2

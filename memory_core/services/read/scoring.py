@@ -416,7 +416,8 @@ def rank_candidates(
     simply not recalled).
     """
     now = require_utc(now, "now")
-    cache = tokens or ClaimTokenCache()
+    # `is None`, not `or`: an empty cache is falsy and must still be the one that fills.
+    cache = ClaimTokenCache() if tokens is None else tokens
     scored: list[ScoredItem] = []
     dropped: list[DroppedItem] = []
     merged = _relative_floor(

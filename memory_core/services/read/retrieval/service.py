@@ -122,7 +122,7 @@ class RetrievalService:
         self._scoring = scoring or ScoringPolicy.from_settings(self._settings)
         # Shared across queries (and with rankings built on this service): a candidate's
         # tokens are computed once per revision, not once per query.
-        self.tokens = tokens or ClaimTokenCache()
+        self.tokens = ClaimTokenCache() if tokens is None else tokens
 
     async def retrieve(
         self, request: RetrievalRequest, *, deadline: Deadline, cancel: CancellationToken
