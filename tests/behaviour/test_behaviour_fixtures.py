@@ -27,6 +27,9 @@ EMBEDDED_SAMPLE = (
     "injection-cannot-join-the-real-directive-block",
     "forget-survives-whitespace-replay",
     "temporal-state-eligibility",
+    # MiniLM reads most Chinese characters as [UNK]: unrelated Chinese memories used to
+    # score 0.43–0.50 and be recalled for any Chinese query (issue 14, R-READ-3).
+    "cjk-query-recalls-only-the-matching-memory",
 )
 
 

@@ -11,8 +11,10 @@ from memory_core.services.read.keywords import (
     MAX_CANDIDATES,
     MAX_TERMS,
     TermKind,
+    coverage_tokens,
     extract_keywords,
     search_terms,
+    stem,
 )
 
 
@@ -119,3 +121,40 @@ def test_terms_are_unique_lowercase_and_at_most_eight(query: str) -> None:
     assert all(text == text.lower() for text in texts)
     assert [k.position for k in keywords] == sorted(k.position for k in keywords)
     assert not set(texts) & ENGLISH_STOPWORDS
+
+
+@pytest.mark.parametrize(
+    ("words", "stem_of_all"),
+    [
+        (("change", "changes", "changed", "changing"), "chang"),
+        (("stop", "stops", "stopped", "stopping"), "stop"),
+        (("study", "studies", "studied", "studying"), "study"),
+        (("paint", "paints", "painted", "painting"), "paint"),
+        (("class", "classes"), "class"),
+    ],
+)
+def test_inflections_share_one_stem(words: tuple[str, ...], stem_of_all: str) -> None:
+    """Issue 14, R-READ-8: coverage counts "changes" for "change", as the trigram index
+    already matched it."""
+    assert {stem(word) for word in words} == {stem_of_all}
+
+
+def test_short_words_numbers_and_non_ascii_are_not_stemmed() -> None:
+    assert [stem(w) for w in ("bus", "is", "v2", "2023", "cafés", "gas")] == [
+        "bus",
+        "is",
+        "v2",
+        "2023",
+        "cafés",
+        "gas",
+    ]
+
+
+def test_coverage_of_an_inflected_claim_meets_the_query() -> None:
+    assert coverage_tokens("the deployment changes") & coverage_tokens("Who changed deployments?")
+
+
+def test_month_names_and_content_verbs_are_terms() -> None:
+    """Issue 14: `may` is a month and `get`/`make`/`need` carry facts; they stay terms."""
+    assert search_terms("What did Caroline get in May?") == ("caroline", "get", "may")
+    assert {"may", "get", "got", "make", "made", "need"}.isdisjoint(ENGLISH_STOPWORDS)

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from memory_adapters.offload import InlineCalls
 from memory_contracts.fake_claim_store import InMemoryClaimStore
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.claims import ClaimDraft, ClaimKind, WriteOrigin
 from memory_core.services.read.retrieval.service import RetrievalRequest, RetrievalService
-from memory_core.services.read.scoring import candidates_from_lists
+from memory_core.services.read.scoring import ScoringPolicy, candidates_from_lists
 from memory_core.settings import MemorySettings
 
 AGENT = "agent-a"
@@ -79,5 +81,7 @@ def test_equally_matching_rows_get_the_same_rrf_term() -> None:
 
     rrf = {item.claim.id: item.breakdown.rrf for item in result.items}
     k = settings.rrf_k
-    assert rrf[important] == rrf[modest] == 1 / (k + 1)
-    assert rrf[weaker] == 1 / (k + 2 + 1)
+    # Both cover the whole query: the same rank and the same coverage term.
+    full = 1 / (k + 1) + ScoringPolicy().weight_coverage
+    assert rrf[important] == pytest.approx(rrf[modest]) == pytest.approx(full)
+    assert rrf[weaker] < 1 / (k + 2 + 1) + ScoringPolicy().weight_coverage

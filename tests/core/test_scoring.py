@@ -65,8 +65,15 @@ def state(*, until: datetime, confidence: float) -> TemporalMetadata:
     )
 
 
-# The reference's worked examples use DeepChat's RRF k; our default is measured (rrf_k=2).
-DEEPCHAT = ScoringPolicy(rrf_k=60)
+# The reference's worked examples use DeepChat's fusion: its RRF k, both lists weighted
+# alike, no coverage, period or relative-floor term; our defaults are measured (issue 14).
+DEEPCHAT = ScoringPolicy(
+    rrf_k=60,
+    rrf_vector_weight=1.0,
+    weight_coverage=0.0,
+    weight_period=0.0,
+    similarity_floor_gap=None,
+)
 
 
 def test_fts_only_candidate_worked_example() -> None:
@@ -381,3 +388,57 @@ def test_policy_from_settings_carries_the_tunable_constants() -> None:
 def test_invalid_policy_values_are_rejected_naming_the_field(bad: dict[str, float]) -> None:
     with pytest.raises(ConfigError, match=next(iter(bad))):
         ScoringPolicy(**bad)
+
+
+def test_the_vector_rank_term_has_its_own_weight() -> None:
+    """Issue 14, R-READ-8: the vector list's RRF term is scaled by `rrf_vector_weight`
+    (MiniLM's first hit is right less often than BM25's, so its rank counts for less)."""
+    policy = ScoringPolicy(rrf_k=2, rrf_vector_weight=0.3)
+    both = Candidate(claim=claim("a"), fts_rank=0, vector_rank=0, similarity=0.5)
+    [item] = rank_candidates([both], now=NOW, policy=policy).items
+    assert math.isclose(item.breakdown.rrf, 1 / 3 + 0.3 / 3)
+
+
+def test_a_lexical_first_hit_keeps_the_top_against_a_dense_first_hit() -> None:
+    """Issue 14: with the measured default, the row FTS ranks first stays first over a row
+    only the vector source ranks first at a higher similarity."""
+    policy = ScoringPolicy()
+    lexical = Candidate(claim=claim("lex"), fts_rank=0, vector_rank=3, similarity=0.35)
+    dense = Candidate(claim=claim("dense"), fts_rank=4, vector_rank=0, similarity=0.55)
+    ranking = rank_candidates([dense, lexical], now=NOW, policy=policy)
+    assert [item.claim.id for item in ranking.items] == ["lex", "dense"]
+
+
+def test_vector_evidence_far_below_the_querys_best_is_set_aside() -> None:
+    """Issue 14: vector evidence more than `similarity_floor_gap` below the query's best is
+    set aside — a vector-only row goes, a row FTS also found keeps its lexical evidence."""
+    policy = ScoringPolicy(similarity_floor_gap=0.2)
+    best = Candidate(claim=claim("best"), vector_rank=0, similarity=0.8)
+    weak = Candidate(claim=claim("weak"), vector_rank=1, similarity=0.5)
+    weak_but_lexical = Candidate(claim=claim("lex"), fts_rank=0, vector_rank=2, similarity=0.45)
+    ranking = rank_candidates([best, weak, weak_but_lexical], now=NOW, policy=policy)
+    by_id = {item.claim.id: item for item in ranking.items}
+    assert set(by_id) == {"best", "lex"}
+    assert by_id["lex"].sources == (CandidateSource.FTS,)
+    assert by_id["lex"].breakdown.similarity == policy.fts_baseline
+    unguarded = rank_candidates(
+        [best, weak], now=NOW, policy=ScoringPolicy(similarity_floor_gap=None)
+    )
+    assert {item.claim.id for item in unguarded.items} == {"best", "weak"}
+
+
+def test_a_claim_in_the_period_the_query_names_is_promoted() -> None:
+    """Issue 14, R-TIME-3: a dated query promotes the row recorded in its period by
+    `weight_period`, over an equally ranked row recorded elsewhen."""
+    from memory_core.domain.temporal_query import query_periods
+
+    periods = query_periods("what happened in May 2026", reference=NOW, timezone="UTC")
+    in_may = Candidate(claim=claim("may", age=timedelta(days=14)), fts_rank=0)
+    in_april = Candidate(claim=claim("april", age=timedelta(days=45)), fts_rank=0)
+    policy = ScoringPolicy(weight_period=0.3)
+    ranking = rank_candidates([in_april, in_may], now=NOW, policy=policy, periods=periods)
+    assert [item.claim.id for item in ranking.items] == ["may", "april"]
+    plain = rank_candidates([in_april, in_may], now=NOW, policy=policy)
+    assert [item.claim.id for item in plain.items] == ["may", "april"]  # recency, smaller gap
+    gap = ranking.items[0].combined - ranking.items[1].combined
+    assert gap > plain.items[0].combined - plain.items[1].combined + 0.29

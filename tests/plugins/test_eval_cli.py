@@ -135,3 +135,35 @@ def test_bad_arguments_are_user_errors(
 
     assert code == 2
     assert message in capsys.readouterr().err
+
+
+def test_locomo_takes_conversations_and_an_exclude_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """R-BEYOND-2: `--conversations` picks samples, `--exclude FILE` skips the questions it
+    names; the table shows R@1, sess@10 and the latency columns; an unknown sample or a
+    malformed exclude line is a user error naming it."""
+    exclude = tmp_path / "exclude.txt"
+    exclude.write_text("synthetic-1:1\n", encoding="utf-8")
+    options = ["--embedder", "hashing", "--conversations", "synthetic-1", "--exclude", str(exclude)]
+    code = main(["eval", "locomo", str(LOCOMO), *options, "--data-dir", str(tmp_path)])
+
+    out = capsys.readouterr().out.lower()
+    assert "r@1" in out and "sess@10" in out and "p95 ms" in out
+    assert "1 excluded" in out
+    [report] = (tmp_path / "eval").glob("locomo-*.json")
+    document = json.loads(report.read_text(encoding="utf-8"))
+    assert code == (0 if document["passed"] else 1)
+    assert document["excluded_questions"] == 1
+
+    code = main(
+        ["eval", "locomo", str(LOCOMO), "--conversations", "conv-9", "--data-dir", str(tmp_path)]
+    )
+    assert code == 2
+    assert "no sample named conv-9" in capsys.readouterr().err
+    exclude.write_text("question 1\n", encoding="utf-8")
+    code = main(
+        ["eval", "locomo", str(LOCOMO), "--exclude", str(exclude), "--data-dir", str(tmp_path)]
+    )
+    assert code == 2
+    assert "exclude.txt:1" in capsys.readouterr().err

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
+import attrs
 import pytest
 
+from memory_core.domain.errors import ValidationError
 from memory_plugins.eval.documents import locomo_document
 from memory_plugins.eval.fixture_io import FixtureError
 from memory_plugins.eval.locomo import LocomoReport, run_locomo
-from memory_plugins.eval.locomo_format import load_locomo
+from memory_plugins.eval.locomo_format import load_exclude, load_locomo, session_dates
 from memory_plugins.eval.rankers import RankMode
 
 SYNTHETIC = Path(__file__).parents[1] / "fixtures" / "locomo-synthetic.json"
@@ -76,3 +79,58 @@ def test_a_file_without_sessions_is_refused(tmp_path: Path) -> None:
     path.write_text(json.dumps([{"conversation": {"session_1": [{"speaker": "A"}]}}]), "utf-8")
     with pytest.raises(FixtureError, match=r"session_1\[0\]\.dia_id: required field missing"):
         load_locomo(path)
+
+
+def test_each_question_reports_r_at_1_sessions_mrr_at_10_and_latency(
+    report: LocomoReport,
+) -> None:
+    """R-BEYOND-2: R@1, sess@10, MRR@10 and the ranking call's latency per question, and
+    aggregates that follow from them (R@1 ≤ R@5; sess@10 ≥ R@10: a found turn's session
+    is among the top sessions)."""
+    launch = next(q for q in report.questions if q.question == 1 and q.mode == "fts")
+    assert (launch.hit_at_1, launch.mrr_at_10, launch.sess_at_10) == (1.0, 1.0, 1.0)
+    for scores in report.modes:
+        assert scores.r_at_1 <= scores.r_at_5, scores.label
+        assert scores.sess_at_10 >= scores.r_at_10, scores.label
+        assert scores.mrr_at_10 <= scores.mrr_at_50, scores.label
+        assert 0.0 < scores.latency_p50_ms <= scores.latency_p95_ms, scores.label
+
+
+def test_turns_are_recorded_at_their_session_date(tmp_path: Path) -> None:
+    """R-BEYOND-2, R-TIME-1: a LoCoMo session date ("1:14 pm on 3 March, 2025") is read as a
+    UTC instant, the source time of that session's turns; an unreadable one is left out."""
+    sample = load_locomo(SYNTHETIC)[0]
+    dates = session_dates(sample)
+    assert dates[1] == datetime(2025, 3, 3, 13, 14, tzinfo=UTC)
+    assert dates[3] == datetime(2025, 6, 2, 10, 5, tzinfo=UTC)
+    odd = attrs.evolve(sample, conversation={**sample.conversation, "session_2_date_time": "?"})
+    assert 2 not in session_dates(odd)
+
+
+def test_excluded_questions_and_chosen_conversations(tmp_path: Path) -> None:
+    """R-BEYOND-2: `--exclude` skips the questions it names (counted apart) and
+    `--conversations` picks samples by id or position; an unknown name is refused."""
+    exclude = tmp_path / "exclude.txt"
+    exclude.write_text(
+        "# audited gold answers\nsynthetic-1:1\n\nsynthetic-1:5  # packed\n", "utf-8"
+    )
+    keys = load_exclude(exclude)
+    assert keys == {"synthetic-1:1", "synthetic-1:5"}
+    samples = load_locomo(SYNTHETIC)
+    found = asyncio.run(
+        run_locomo(
+            samples,
+            path=SYNTHETIC,
+            embedders=("hashing",),
+            conversations=["synthetic-1"],
+            exclude=keys,
+        )
+    )
+    assert found.excluded_questions == 2
+    assert {q.question for q in found.questions}.isdisjoint({1, 5})
+    assert next(m for m in found.modes if m.mode == "fts").questions == 6
+    with pytest.raises(ValidationError, match="no sample named conv-99"):
+        asyncio.run(run_locomo(samples, path=SYNTHETIC, conversations=["conv-99"]))
+    exclude.write_text("synthetic-1:1\nquestion one\n", "utf-8")
+    with pytest.raises(FixtureError, match=r"exclude.txt:2: expected <sample id>:<question index>"):
+        load_exclude(exclude)

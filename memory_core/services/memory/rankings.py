@@ -83,6 +83,7 @@ class MemoryRankings(MemoryParts):
             gateway=self.gateway if source is RankSource.HYBRID else None,
             settings=self.settings,
             scoring=scoring or ScoringPolicy.from_settings(self.settings),
+            tokens=self.retrieval.tokens,
         )
         result = await retrieval.retrieve(
             RetrievalRequest(

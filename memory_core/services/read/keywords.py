@@ -18,7 +18,12 @@ The stopword list exists because the LoCoMo dev baselines (reference/locomo-dev-
 show frequent terms make an OR query match most of a conversation and drown the signal:
 question words, auxiliaries, pronouns, prepositions and chat fillers ("the", "user", "what",
 "when", "did", "remember") never become terms. Only plain ASCII words are checked; code terms
-and CJK are never stopwords.
+and CJK are never stopwords. Words that name something stay terms even when frequent: month
+names (`may`) and content verbs (`get`, `make`, `need`) — "in May" is a date, "got a dog" a
+fact; the coverage rank weighs a common word down by itself.
+
+Coverage counts stems (`stem`): "changes", "changed" and "changing" cover "change", as the
+trigram index already matched them.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ __all__ = [
     "coverage_tokens",
     "extract_keywords",
     "search_terms",
+    "stem",
 ]
 
 MAX_CANDIDATES = 24
@@ -63,9 +69,9 @@ _STOPWORD_TEXT = """
     about above after again against all also although always among and another any anybody
     anyone anything are aren around because been before being below between both but can
     cannot could couldn did didn does doesn doing don done down during each either else ever
-    every few for from further get gets getting got had hadn has hasn have haven having her
+    every few for from further had hadn has hasn have haven having her
     here hers herself him himself his how however into isn its itself just least less like
-    lot lots made make many may maybe mean might mine more most much must myself near need
+    lot lots many maybe mean might mine more most much must myself near
     neither never nor not now off often once one only onto other others our ours ourselves
     out over own per please quite rather really said same say says shall she should shouldn
     since some something sometimes still such than that the their theirs them themselves then
@@ -176,18 +182,57 @@ def search_terms(query: str) -> tuple[str, ...]:
 
 
 _WORD = re.compile(rf"[a-z0-9]+|[{_CJK_CLASS}]+")
+_VOWELS = frozenset("aeiouy")
+# Doubled final consonants a suffix doubled ("stopped", "running"); l, s, z double in stems.
+_UNDOUBLE = frozenset("bdfgkmnprt")
+_MIN_STEM = 3
+
+
+def _has_vowel(text: str) -> bool:
+    return any(char in _VOWELS for char in text)
+
+
+def stem(word: str) -> str:
+    """A light English stemmer for coverage: plural, -ed and -ing endings and a final -e.
+
+    Deliberately small (a dozen rules, not Porter's sixty): coverage only needs the query's
+    word and the claim's inflection to meet at the same key, and both sides go through the
+    same function — "change", "changes", "changed", "changing" all become "chang". It lives
+    in the core rather than behind a port because a claim's cached tokens must not depend on
+    which stemmer an installation wired. Words of three letters or fewer, and anything with
+    a digit, are returned as they are."""
+    if len(word) <= _MIN_STEM or not word.isalpha() or not word.isascii():
+        return word
+    if word.endswith("ies") and len(word) > _MIN_STEM + 2:
+        word = word[:-3] + "y"
+    elif word.endswith("sses"):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ied", "ing", "ed"):
+        if word.endswith(suffix):
+            base = word[: -len(suffix)] + ("y" if suffix == "ied" else "")
+            if len(base) >= _MIN_STEM and _has_vowel(base):
+                if base[-1] == base[-2] and base[-1] in _UNDOUBLE:
+                    base = base[:-1]
+                word = base
+            break
+    if word.endswith("e") and len(word) > _MIN_STEM:
+        word = word[:-1]
+    return word
 
 
 def coverage_tokens(text: str) -> frozenset[str]:
-    """Whole words (numbers included: "policy 1" is not "policy 10") and CJK character
-    bigrams, lowercased, stopwords left out: the units in which a candidate's coverage of a
-    query is counted. Trigram FTS cannot see a one- or two-character word; this can."""
+    """Stems of whole words (numbers included: "policy 1" is not "policy 10") and CJK
+    character bigrams, lowercased, stopwords left out: the units in which a candidate's
+    coverage of a query is counted. Trigram FTS cannot see a one- or two-character word;
+    this can."""
     tokens: set[str] = set()
     for match in _WORD.finditer(unicodedata.normalize("NFKC", text).lower()):
         run = match.group()
         if run[0].isascii():
             if run not in ENGLISH_STOPWORDS:
-                tokens.add(run)
+                tokens.add(stem(run))
         elif len(run) == 1:
             tokens.add(run)
         else:

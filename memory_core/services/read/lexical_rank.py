@@ -12,28 +12,45 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
+import attrs
+
 from memory_core.domain.claims import Claim
+from memory_core.services.read.claim_tokens import ClaimTokenCache
 from memory_core.services.read.keywords import coverage_tokens
 
-__all__ = ["lexical_ranks"]
+__all__ = ["LexicalRanking", "lexical_ranks"]
+
+
+@attrs.frozen(kw_only=True)
+class LexicalRanking:
+    claims: list[Claim]  # reordered by coverage, bm25 within equal coverage
+    ranks: dict[str, int]  # shared 0-based rank per claim id
+    coverage: dict[str, float]  # weighted share of the query each claim covers, in [0, 1]
 
 
 def lexical_ranks(
-    query: str, claims: Sequence[Claim], index_scores: dict[str, float]
-) -> tuple[list[Claim], dict[str, int]]:
-    """`claims` (in index order) reordered by coverage, and each one's shared rank."""
-    coverage = _coverage(query, claims)
+    query: str,
+    claims: Sequence[Claim],
+    index_scores: dict[str, float],
+    *,
+    tokens: ClaimTokenCache,
+) -> LexicalRanking:
+    """`claims` (in index order) reordered by coverage, each one's shared rank and coverage.
+
+    A claim's tokens come from `tokens` (computed once per revision), so the cost per
+    candidate is an intersection with the query's few tokens, whatever the claim's length."""
+    coverage = _coverage(query, claims, tokens)
     ordered = sorted(claims, key=lambda claim: -coverage[claim.id])  # stable: bm25 in ties
     keys = {cid: (-coverage[cid], index_scores[cid]) for cid in coverage}
-    return ordered, _shared_ranks(ordered, keys)
+    return LexicalRanking(claims=ordered, ranks=_shared_ranks(ordered, keys), coverage=coverage)
 
 
-def _coverage(query: str, claims: Sequence[Claim]) -> dict[str, float]:
+def _coverage(query: str, claims: Sequence[Claim], cache: ClaimTokenCache) -> dict[str, float]:
     """How much of the query each claim covers, words weighted by their rarity among the
     candidates (a local IDF): a word every candidate shares — a speaker's name, the query's
     topic — decides nothing, a number or name only one row has decides a lot."""
     wanted = coverage_tokens(query)
-    tokens = {claim.id: wanted & coverage_tokens(claim.content) for claim in claims}
+    tokens = {claim.id: wanted & cache.of(claim).coverage for claim in claims}
     frequency = Counter(token for found in tokens.values() for token in found)
     weight = {token: math.log(1 + len(claims) / max(1, frequency[token])) for token in wanted}
     total = sum(weight.values()) or 1.0

@@ -306,6 +306,7 @@ class MemoryRuntime:
                 query=user_text,
                 purpose=RetrievalPurpose.INJECTION,
                 context=ScopeContext(session_id=self.session_id),
+                reserve=self._settings.top_k,
             ),
             deadline=deadline,
             cancel=cancel,
@@ -347,8 +348,11 @@ class MemoryRuntime:
             policy=TemporalPolicy.from_settings(self._settings),
         )
         in_working = {entry.id for entry in working.entries}
-        # A fact already shown in working memory is not paid for twice.
-        recalled = [item for item in result.items if item.claim.id not in in_working]
+        # A fact already shown in working memory is not paid for twice, and its place in the
+        # recall lane goes to the next-ranked memory rather than staying empty.
+        recalled = [
+            item for item in (*result.items, *result.reserve) if item.claim.id not in in_working
+        ][: len(result.items)]
         repeated = tuple(
             DroppedItem(id=item.claim.id, kind=item.claim.kind, reason=DropReason.DUPLICATE)
             for item in result.items

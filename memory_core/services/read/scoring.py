@@ -3,8 +3,11 @@
 Reference §4.4, with every constant an explicit, tunable input (`ScoringPolicy`), because the
 LoCoMo dev baselines show DeepChat's constants are a starting point, not a result:
 
-    rrf        = Σ_sources 1 / (rrf_k + rank + 1)     (0-based rank; ranks ≥ rrf_depth add 0)
-    similarity = vector similarity, or fts_baseline for a row only FTS found
+    rrf        = 1/(rrf_k + fts_rank + 1) + rrf_vector_weight/(rrf_k + vector_rank + 1)
+                 + weight_coverage·coverage + weight_period·[recorded in / valid during a
+                 period the query names]     (0-based ranks; ranks ≥ rrf_depth add 0)
+    similarity = vector similarity, or fts_baseline for a row only FTS found; vector evidence
+                 more than similarity_floor_gap below the query's best is set aside
     recency    = 0.5 ^ (age / half_life(kind))
     access     = access_count / (access_count + access_saturation)
     base       = w_sim·similarity + w_rec·recency + w_imp·importance + w_acc·access
@@ -22,8 +25,6 @@ applies first, before any access accounting.
 from __future__ import annotations
 
 import math
-import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
@@ -38,7 +39,6 @@ from memory_core.domain.manifest import (
     DropReason,
     ScoreBreakdown,
 )
-from memory_core.domain.provenance import canonical_content
 from memory_core.domain.temporal import require_utc
 from memory_core.domain.temporal_policy import (
     TemporalAssessment,
@@ -46,7 +46,8 @@ from memory_core.domain.temporal_policy import (
     TemporalPolicy,
     assess,
 )
-from memory_core.domain.tokens import is_cjk_like
+from memory_core.domain.temporal_query import QueryPeriods
+from memory_core.services.read.claim_tokens import ClaimTokenCache, token_set
 from memory_core.settings import MemorySettings
 
 __all__ = [
@@ -84,6 +85,11 @@ def _threshold(instance: object, attribute: attrs.Attribute, value: float) -> No
         raise ConfigError(f"scoring.{attribute.name} must be a number in (0, 1]")
 
 
+def _optional_unit(instance: object, attribute: attrs.Attribute, value: float | None) -> None:
+    if value is not None:
+        _unit(instance, attribute, value)
+
+
 def _depth(instance: object, attribute: attrs.Attribute, value: int | None) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
         raise ConfigError("scoring.rrf_depth must be a positive integer or None")
@@ -101,11 +107,24 @@ class ScoringPolicy:
     so 12); `None` fuses whole lists, which the LoCoMo note measured as worse than BM25
     alone. `rrf_weight` scales the RRF term (1 = DeepChat), and
     `weight_access` is 0 by default (R-READ-8 names access; DeepChat does not weigh it).
+
+    Measured on conv-26 and DeepChat's fixture together (docs/evaluation.md, issue 14):
+    `rrf_vector_weight` 0.4 — at 1 the vector list's first hit became hybrid's first hit in
+    most questions though it is right less often than the lexical one (hybrid R@1 0.25 vs
+    lexical 0.35); `weight_coverage` 0.25 adds the lexical rank's coverage of the query, so
+    a row covering all of it beats one covering a part at a nearby rank; `weight_period` 0.2
+    promotes rows recorded in (or valid during) a period the query names;
+    `similarity_floor_gap` 0.4 sets aside vector hits far below the query's best (neutral on
+    both files; a guard for embedders whose unrelated texts score high).
     """
 
     rrf_k: int = attrs.field(default=2, validator=_positive)
     rrf_depth: int | None = attrs.field(default=12, validator=_depth)
     rrf_weight: float = attrs.field(default=1.0, validator=_non_negative)
+    rrf_vector_weight: float = attrs.field(default=0.4, validator=_non_negative)
+    weight_coverage: float = attrs.field(default=0.25, validator=_non_negative)
+    weight_period: float = attrs.field(default=0.2, validator=_non_negative)
+    similarity_floor_gap: float | None = attrs.field(default=0.4, validator=_optional_unit)
     weight_similarity: float = attrs.field(default=0.6, validator=_unit)
     weight_recency: float = attrs.field(default=0.25, validator=_unit)
     weight_importance: float = attrs.field(default=0.15, validator=_unit)
@@ -158,6 +177,7 @@ class Candidate:
     fts_rank: int | None = attrs.field(default=None, validator=_rank)
     vector_rank: int | None = attrs.field(default=None, validator=_rank)
     similarity: float | None = None  # set exactly when vector_rank is
+    coverage: float | None = None  # the lexical rank's share of the query covered, FTS rows
 
     @property
     def sources(self) -> tuple[CandidateSource, ...]:
@@ -174,18 +194,21 @@ def candidates_from_lists(
     vector: Sequence[tuple[Claim, float]],
     *,
     fts_ranks: Mapping[str, int] | None = None,
+    coverage: Mapping[str, float] | None = None,
 ) -> tuple[Candidate, ...]:
     """Merge the filtered FTS list (bm25 order) and vector list (similarity order) by claim id.
 
     Ranks are positions in the lists as given (after re-validation and suppression); a
     repeated id keeps its first (best) position. `fts_ranks` overrides FTS positions — the
-    retrieval service passes shared ranks for rows the index scored equally.
+    retrieval service passes shared ranks for rows the index scored equally, and each FTS
+    row's `coverage` of the query.
     """
     merged: dict[str, Candidate] = {}
     for position, claim in enumerate(fts):
         if claim.id not in merged:
             rank = fts_ranks.get(claim.id, position) if fts_ranks else position
-            merged[claim.id] = Candidate(claim=claim, fts_rank=rank)
+            covered = coverage.get(claim.id) if coverage else None
+            merged[claim.id] = Candidate(claim=claim, fts_rank=rank, coverage=covered)
     for rank, (claim, similarity) in enumerate(vector):
         current = merged.get(claim.id)
         if current is None:
@@ -250,23 +273,34 @@ def _clamp01(value: float) -> float:
 
 def _rrf(candidate: Candidate, policy: ScoringPolicy) -> float:
     total = 0.0
-    for rank in (candidate.fts_rank, candidate.vector_rank):
+    for rank, weight in (
+        (candidate.fts_rank, 1.0),
+        (candidate.vector_rank, policy.rrf_vector_weight),
+    ):
         if rank is not None and (policy.rrf_depth is None or rank < policy.rrf_depth):
-            total += 1.0 / (policy.rrf_k + rank + 1)
+            total += weight / (policy.rrf_k + rank + 1)
     return total
 
 
+def _similarity(candidate: Candidate, policy: ScoringPolicy) -> float:
+    if candidate.vector_rank is None or candidate.similarity is None:
+        return policy.fts_baseline
+    return _clamp01(candidate.similarity)
+
+
 def _score(
-    candidate: Candidate, now: datetime, policy: ScoringPolicy, mode: TemporalMode
+    candidate: Candidate,
+    *,
+    now: datetime,
+    policy: ScoringPolicy,
+    mode: TemporalMode,
+    periods: QueryPeriods,
 ) -> ScoredItem | None:
     claim = candidate.claim
     assessment = assess(claim.temporal, now, mode=mode, policy=policy.temporal)
     if not assessment.eligible:
         return None
-    if candidate.vector_rank is not None and candidate.similarity is not None:
-        similarity = _clamp01(candidate.similarity)
-    else:
-        similarity = policy.fts_baseline
+    similarity = _similarity(candidate, policy)
     age_seconds = max(0.0, (now - claim.created_at).total_seconds())
     recency = 0.5 ** (age_seconds / (policy.half_life_days(claim.kind) * _SECONDS_PER_DAY))
     importance = _clamp01(claim.importance)
@@ -280,7 +314,11 @@ def _score(
     )
     confidence_factor = max(0.0, 1.0 + policy.confidence_slope * (confidence - DEFAULT_CONFIDENCE))
     score = max(base * confidence_factor, policy.importance_floor * importance)
-    rrf = _rrf(candidate, policy)
+    rrf = _rrf(candidate, policy) + policy.weight_coverage * (candidate.coverage or 0.0)
+    if periods and periods.matches(claim):
+        # The query names a period the claim was recorded in or holds during: evidence the
+        # words alone cannot give (the date of a turn lives in when it was said).
+        rrf += policy.weight_period
     factor = assessment.factor
     final = score * factor
     combined = (score + policy.rrf_weight * rrf) * factor
@@ -310,20 +348,6 @@ def _score(
     )
 
 
-_WORD = re.compile(r"[^\W_]+")
-
-
-def token_set(text: str) -> frozenset[str]:
-    """Lowercased word tokens for near-duplicate detection; CJK words become character bigrams."""
-    tokens: set[str] = set()
-    for word in _WORD.findall(unicodedata.normalize("NFKC", text).casefold()):
-        if len(word) > 1 and any(is_cjk_like(char) for char in word):
-            tokens.update(word[i : i + 2] for i in range(len(word) - 1))
-        else:
-            tokens.add(word)
-    return frozenset(tokens)
-
-
 def _jaccard(left: frozenset[str], right: frozenset[str]) -> float:
     union = len(left | right)
     return len(left & right) / union if union else 0.0
@@ -349,8 +373,30 @@ def _merge_duplicate_ids(candidates: Iterable[Candidate]) -> list[Candidate]:
             fts_rank=min(fts) if fts else None,
             vector_rank=best.vector_rank if best else None,
             similarity=best.similarity if best else None,
+            coverage=max(
+                (c.coverage for c in (current, candidate) if c.coverage is not None),
+                default=None,
+            ),
         )
     return list(merged.values())
+
+
+def _relative_floor(candidates: list[Candidate], policy: ScoringPolicy) -> list[Candidate]:
+    """Vector evidence more than `similarity_floor_gap` below the query's best similarity is
+    set aside: what clears a fixed floor depends on the embedder and the script (MiniLM
+    scores unrelated Chinese text 0.4–0.5), how far a hit lies below the best does not. A row
+    FTS also found keeps its lexical evidence; a row only the vector source found goes."""
+    gap = policy.similarity_floor_gap
+    best = max((c.similarity for c in candidates if c.similarity is not None), default=None)
+    if gap is None or best is None:
+        return candidates
+    kept: list[Candidate] = []
+    for candidate in candidates:
+        if candidate.similarity is None or candidate.similarity >= best - gap:
+            kept.append(candidate)
+        elif candidate.fts_rank is not None:
+            kept.append(attrs.evolve(candidate, vector_rank=None, similarity=None))
+    return kept
 
 
 def rank_candidates(
@@ -360,6 +406,8 @@ def rank_candidates(
     policy: ScoringPolicy,
     mode: TemporalMode = TemporalMode.CURRENT,
     top_k: int | None = None,
+    tokens: ClaimTokenCache | None = None,
+    periods: QueryPeriods | None = None,
 ) -> Ranking:
     """Score, filter by time, sort and collapse near-duplicates; keep at most `top_k` items.
 
@@ -368,10 +416,21 @@ def rank_candidates(
     simply not recalled).
     """
     now = require_utc(now, "now")
+    # `is None`, not `or`: an empty cache is falsy and must still be the one that fills.
+    cache = ClaimTokenCache() if tokens is None else tokens
     scored: list[ScoredItem] = []
     dropped: list[DroppedItem] = []
-    for candidate in sorted(_merge_duplicate_ids(candidates), key=lambda c: c.claim.id):
-        item = _score(candidate, now, policy, mode)
+    merged = _relative_floor(
+        sorted(_merge_duplicate_ids(candidates), key=lambda c: c.claim.id), policy
+    )
+    for candidate in merged:
+        item = _score(
+            candidate,
+            now=now,
+            policy=policy,
+            mode=mode,
+            periods=periods or QueryPeriods(),
+        )
         if item is None:
             dropped.append(
                 DroppedItem(
@@ -391,15 +450,15 @@ def rank_candidates(
         if top_k is not None and len(kept) >= top_k:
             break
         kind = item.claim.kind
-        canonical = canonical_content(item.claim.content)
-        tokens = token_set(item.claim.content)
+        known = cache.of(item.claim)
+        canonical, words = known.canonical, known.duplicate
         if (kind, canonical) in kept_canonical or any(
-            other_kind is kind and _jaccard(tokens, other) >= policy.duplicate_jaccard
+            other_kind is kind and _jaccard(words, other) >= policy.duplicate_jaccard
             for other_kind, other in kept_tokens
         ):
             dropped.append(DroppedItem(id=item.claim.id, kind=kind, reason=DropReason.DUPLICATE))
             continue
         kept.append(item)
         kept_canonical.add((kind, canonical))
-        kept_tokens.append((kind, tokens))
+        kept_tokens.append((kind, words))
     return Ranking(items=tuple(kept), dropped=tuple(dropped))

@@ -4,7 +4,9 @@
   stores, `--profile lexical` (FTS only, the default) or `embedded` (the offline embedder);
 - `retrieval FILE` — DeepChat's retrieval fixture: Recall@5, MRR@10, nDCG@10 per mode,
   embedder and subset, with DeepChat's gates;
-- `locomo FILE` — LoCoMo-format evidence retrieval: R@5/10/20, all@10, MRR@50 per category.
+- `locomo FILE` — LoCoMo-format evidence retrieval: R@1/5/10/20, all@10, sess@10, MRR@10/50
+  and per-query latency per mode and category, over `--conversations` (default all), skipping
+  the questions an `--exclude FILE` names.
 
 Tables on a terminal, one JSON document with `--json`, and always a JSON report file
 (`--report PATH`, default `<data dir>/eval/<suite>-<UTC time>.json`). Exit code 1 when a
@@ -29,7 +31,7 @@ from memory_plugins.eval.behaviour_format import Profile, load_behaviour_fixture
 from memory_plugins.eval.documents import behaviour_document, locomo_document, retrieval_document
 from memory_plugins.eval.harness import DEFAULT_EMBEDDER, LEXICAL
 from memory_plugins.eval.locomo import DEFAULT_CATEGORIES, LocomoReport, run_locomo
-from memory_plugins.eval.locomo_format import load_locomo
+from memory_plugins.eval.locomo_format import load_exclude, load_locomo
 from memory_plugins.eval.retrieval import RetrievalReport, load_retrieval_fixture, run_retrieval
 from memory_plugins.eval.scores import scoring_policy
 
@@ -73,6 +75,17 @@ def register(subparsers: Any) -> None:
         default=",".join(str(c) for c in DEFAULT_CATEGORIES),
         metavar="LIST",
         help="locomo: question categories, comma-separated (default 1,2,3,4)",
+    )
+    parser.add_argument(
+        "--conversations",
+        metavar="LIST",
+        help="locomo: sample ids or 0-based positions to measure, comma-separated (default all)",
+    )
+    parser.add_argument(
+        "--exclude",
+        type=Path,
+        metavar="FILE",
+        help="locomo: question ids to skip, one <sample id>:<question index> per line",
     )
     parser.add_argument(
         "--report",
@@ -149,6 +162,8 @@ def _retrieval(ctx: CommandContext) -> int:
 def _locomo(ctx: CommandContext) -> int:
     path = ctx.args.files[0]
     samples = load_locomo(path)
+    exclude = load_exclude(ctx.args.exclude) if ctx.args.exclude else frozenset()
+    names = ctx.args.conversations
     report = asyncio.run(
         run_locomo(
             samples,
@@ -157,6 +172,8 @@ def _locomo(ctx: CommandContext) -> int:
             categories=ctx.args.categories,
             base=ctx.config,
             scoring=ctx.args.scoring,
+            conversations=[n.strip() for n in names.split(",") if n.strip()] if names else None,
+            exclude=exclude,
         )
     )
     document = locomo_document(report)
@@ -253,23 +270,42 @@ def _render_retrieval(out: Output, report: RetrievalReport) -> None:
 def _render_locomo(out: Output, report: LocomoReport) -> None:
     first = report.modes[0]
     out.table(
-        ["mode", "R@5", "R@10", "R@20", "all@10", "MRR@50", "tokens@10"],
+        [
+            "mode",
+            "R@1",
+            "R@5",
+            "R@10",
+            "R@20",
+            "all@10",
+            "sess@10",
+            "MRR@10",
+            "MRR@50",
+            "tokens@10",
+            "p50 ms",
+            "p95 ms",
+        ],
         [
             [
                 m.label,
+                _f(m.r_at_1),
                 _f(m.r_at_5),
                 _f(m.r_at_10),
                 _f(m.r_at_20),
                 _f(m.all_at_10),
+                _f(m.sess_at_10),
+                _f(m.mrr_at_10),
                 _f(m.mrr_at_50),
                 f"{m.tokens_at_10:.0f}",
+                f"{m.latency_p50_ms:.1f}",
+                f"{m.latency_p95_ms:.1f}",
             ]
             for m in report.modes
         ],
         title=(
             f"{report.file} — {report.samples} sample(s), {report.turns} turns, "
             f"{first.questions} questions (categories {report.categories}; "
-            f"{report.skipped_questions} without evidence skipped)"
+            f"{report.skipped_questions} without evidence skipped, "
+            f"{report.excluded_questions} excluded)"
         ),
     )
     categories = list(first.categories)

@@ -154,3 +154,38 @@ def test_hashing_embedder_is_deterministic_normalised_and_lexical() -> None:
 def test_hashing_embedder_rejects_an_unusable_dimension() -> None:
     with pytest.raises(ValidationError, match="dimensions"):
         HashingEmbedder(dimensions=3)
+
+
+def test_minilm_reads_a_long_text_past_its_first_window(minilm: MiniLMEmbedder) -> None:
+    """Issue 14, R-READ-3: a fact after the first 254 word-pieces still shapes the vector
+    (windows pooled), and the windows are bounded: a huge paste is read as far as
+    MAX_WINDOWS windows of at most 256 ids each."""
+    from memory_adapters.local_embedder.minilm import MAX_WINDOWS
+
+    filler = "The quarterly planning meeting covered staffing and office logistics. " * 30
+    tail = "Finally the team chose PostgreSQL as the database for the billing service."
+    windows, unknown = minilm.windows(filler + tail)
+    assert len(windows) >= 2 and unknown == 0.0
+    assert all(len(window) <= 256 for window in windows)
+    huge, _ = minilm.windows("word " * 100_000)
+    assert len(huge) == MAX_WINDOWS
+
+    question, document, head = _embed(
+        minilm, ["which database did the billing service choose", filler + tail, filler]
+    )
+    # The head alone (the first window only, as before) lacks the answer.
+    assert _cosine(question, document) > _cosine(question, head) + 0.03
+
+
+def test_minilm_tells_unrelated_chinese_sentences_apart(minilm: MiniLMEmbedder) -> None:
+    """Issue 14, R-READ-3: most Chinese characters are [UNK] to MiniLM; unrelated Chinese
+    sentences used to score 0.43–0.50 (above the 0.2 floor). Blended with character n-grams
+    by their unknown share, the related pair scores above the floor and the unrelated one
+    below it, while English (no [UNK]) embeds exactly as the bare model does."""
+    _, unknown = minilm.windows("用户喜欢在周末去爬山")
+    assert unknown > 0.5
+    query, related, unrelated = _embed(
+        minilm, ["用户喜欢在周末做什么", "用户喜欢在周末去爬山。", "公司的报销流程需要经理签字。"]
+    )
+    assert _cosine(query, related) > 0.2 > _cosine(query, unrelated)
+    assert minilm.windows("I like hiking on weekends")[1] == 0.0

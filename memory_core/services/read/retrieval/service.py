@@ -40,11 +40,13 @@ from memory_core.domain.manifest import Degradation, DroppedItem, StageTimings
 from memory_core.domain.provenance import query_hash
 from memory_core.domain.scope import ScopeFilter
 from memory_core.domain.temporal_policy import TemporalMode, assess
+from memory_core.domain.temporal_query import query_periods
 from memory_core.ports.blocking import BlockingCalls
 from memory_core.ports.claims import ClaimSearch, ClearStatus, DirectiveReader, MatchMode
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.vectors import ReadyCertificate, VectorHit, VectorStoreCold
 from memory_core.services.providers.gateway.service import ProviderGateway
+from memory_core.services.read.claim_tokens import ClaimTokenCache
 from memory_core.services.read.keywords import bounded_query, search_terms
 from memory_core.services.read.lexical_rank import lexical_ranks
 from memory_core.services.read.retrieval.failures import QUERY_DEGRADATIONS, store_failure
@@ -106,6 +108,7 @@ class RetrievalService:
         gateway: ProviderGateway | None = None,
         settings: MemorySettings,
         scoring: ScoringPolicy | None = None,  # None: ScoringPolicy.from_settings(settings)
+        tokens: ClaimTokenCache | None = None,  # None: a cache of this service's own
     ) -> None:
         self._store = store
         self._clock = domain_clock
@@ -117,6 +120,9 @@ class RetrievalService:
         self._gateway = gateway
         self._settings = settings
         self._scoring = scoring or ScoringPolicy.from_settings(self._settings)
+        # Shared across queries (and with rankings built on this service): a candidate's
+        # tokens are computed once per revision, not once per query.
+        self.tokens = ClaimTokenCache() if tokens is None else tokens
 
     async def retrieve(
         self, request: RetrievalRequest, *, deadline: Deadline, cancel: CancellationToken
@@ -137,6 +143,7 @@ class RetrievalService:
             outcome: RetrievalOutcome,
             items: Sequence[ScoredItem] = (),
             dropped: Sequence[DroppedItem] = (),
+            reserve: Sequence[ScoredItem] = (),
         ) -> RetrievalResult:
             ordered = tuple(member for member in Degradation if member in degradations)
             timings["total"] = self._elapsed_ms(started)
@@ -153,6 +160,7 @@ class RetrievalService:
             )
             return RetrievalResult(
                 items=tuple(items),
+                reserve=tuple(reserve),
                 dropped=tuple(dropped),
                 degradations=ordered,
                 query_hash=hashed,
@@ -189,8 +197,11 @@ class RetrievalService:
         except (ClearInProgress, OperationCancelled, DeadlineExceeded, StoreError) as exc:
             return finish(store_failure(exc, agent, degradations))
 
-        # Candidate depth: 2×top-K per source after filtering; deeper when filters will bite.
-        candidate_limit = top_k * (4 if purpose.mode is TemporalMode.CURRENT or directives else 2)
+        periods = query_periods(query, reference=self._clock.now(), timezone=self._clock.timezone())
+        # Candidate depth: 2×top-K per source after filtering; deeper when filters will bite,
+        # and when a named period will promote rows the words alone rank low.
+        deep = purpose.mode is TemporalMode.CURRENT or bool(directives) or bool(periods)
+        candidate_limit = top_k * (4 if deep else 2)
         cap = self._settings.candidate_cap_per_source
         fts = _Source(limit=min(candidate_limit, cap))
         vec = _Source(limit=min(self._settings.vector_initial_limit, candidate_limit * 2, cap))
@@ -211,7 +222,7 @@ class RetrievalService:
         while True:
             try:
                 cancel.raise_if_cancelled()
-                fts_claims, fts_ranks = await self._fts_candidates(
+                fts_claims, fts_ranks, coverage = await self._fts_candidates(
                     agent,
                     query,
                     terms=terms,
@@ -238,7 +249,9 @@ class RetrievalService:
                 query_vector = None
                 vector_claims = []
             counts["revalidated"] = len(fts_claims) + len(vector_claims)
-            candidates = candidates_from_lists(fts_claims, vector_claims, fts_ranks=fts_ranks)
+            candidates = candidates_from_lists(
+                fts_claims, vector_claims, fts_ranks=fts_ranks, coverage=coverage
+            )
             if directives:
                 kept, suppressed = filter_suppressed(candidates, directives)
             else:
@@ -258,12 +271,19 @@ class RetrievalService:
 
         stage = self._infra.monotonic()
         ranking = rank_candidates(
-            kept, now=now, policy=self._scoring, mode=purpose.mode, top_k=top_k
+            kept,
+            now=now,
+            policy=self._scoring,
+            mode=purpose.mode,
+            top_k=top_k + request.reserve,
+            tokens=self.tokens,
+            periods=periods,
         )
+        items, reserve = ranking.items[:top_k], ranking.items[top_k:]
         timings["assembly"] = self._elapsed_ms(stage)
-        if purpose is RetrievalPurpose.RECALL and ranking.items:
+        if purpose is RetrievalPurpose.RECALL and items:
             # Only what the caller actually receives is counted, after suppression (R-DIR-2).
-            ids = [i.claim.id for i in ranking.items]
+            ids = [i.claim.id for i in items]
             try:
                 await self.calls.run(
                     lambda: self._store.record_access(agent, ids, now=now),
@@ -273,7 +293,7 @@ class RetrievalService:
             except (StoreError, DeadlineExceeded, OperationCancelled) as exc:
                 # The caller still gets what was ranked; only the count is lost.
                 log.warning("access accounting skipped for agent %s: %s", agent, type(exc).__name__)
-        return finish(RetrievalOutcome.COMPLETED, ranking.items, (*suppressed, *ranking.dropped))
+        return finish(RetrievalOutcome.COMPLETED, items, (*suppressed, *ranking.dropped), reserve)
 
     # --- sources ------------------------------------------------------------------------
     async def _fts_candidates(
@@ -287,10 +307,10 @@ class RetrievalService:
         match_mode: MatchMode,
         deadline: Deadline,
         cancel: CancellationToken,
-    ) -> tuple[list[Claim], dict[str, int]]:
-        """Re-validated FTS claims in index order, and each one's lexical rank."""
+    ) -> tuple[list[Claim], dict[str, int], dict[str, float]]:
+        """Re-validated FTS claims in lexical order, each one's lexical rank and coverage."""
         if not terms:
-            return [], {}
+            return [], {}, {}
         limit = source.limit
         hits = await self.calls.run(
             lambda: self._store.search_fts(
@@ -310,7 +330,8 @@ class RetrievalService:
             )
         )
         scores = {hit.claim_id: hit.rank for hit in hits}
-        return lexical_ranks(query, claims, scores)
+        lexical = lexical_ranks(query, claims, scores, tokens=self.tokens)
+        return lexical.claims, lexical.ranks, lexical.coverage
 
     async def _query_vector(
         self,

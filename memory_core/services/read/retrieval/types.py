@@ -56,12 +56,19 @@ class RetrievalRequest:
     context: ScopeContext | None = None
     scope_filter: ScopeFilter | None = None  # overrides `context` (decision: one exact scope)
     top_k: int | None = None
+    # Ranked items past top-K to hand back as replacements: the turn drops the recalled
+    # memories working memory already shows and refills the recall lane from these.
+    reserve: int = 0
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.query, str):
             raise ValidationError("query", "must be text")
         if self.top_k is not None and not 1 <= self.top_k <= 100:
             raise ValidationError("top_k", "must be in 1..100")
+        if isinstance(self.reserve, bool) or not isinstance(self.reserve, int):
+            raise ValidationError("reserve", "must be an integer")
+        if not 0 <= self.reserve <= 100:
+            raise ValidationError("reserve", "must be in 0..100")
 
 
 @attrs.frozen(kw_only=True)
@@ -86,3 +93,4 @@ class RetrievalResult:
     degradations: tuple[Degradation, ...]
     query_hash: str
     diagnostics: RetrievalDiagnostics
+    reserve: tuple[ScoredItem, ...] = ()  # the next-ranked items, best first (request.reserve)

@@ -1,0 +1,64 @@
+"""The periods a query names ("in May 2023", "last week", "on 8 May") and which claims fall in them.
+
+A dated question is rarely answered by a claim that repeats the date: a conversation turn
+says "I went to the support group yesterday", and the date lives in when it was said. So a
+period named in the query matches a claim by time, not words — by its source time (when it
+was recorded: `created_at`) or, for a claim that carries one, by its validity window
+overlapping the period (R-TIME-1/3).
+
+Phrases are resolved by `dates.find_time_expressions` against the domain clock's instant and
+zone, so "last week" means the caller's last week. A month or weekday without a year is the
+nearest one: a question can ask about either side. Only periods with both bounds count: an
+open "before July" would match most of a memory and tell nothing apart.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import attrs
+
+from memory_core.domain.claims import Claim
+from memory_core.domain.dates import find_time_expressions
+from memory_core.domain.temporal import Interval, TemporalKind
+
+__all__ = ["QueryPeriods", "query_periods"]
+
+
+@attrs.frozen(kw_only=True)
+class QueryPeriods:
+    """Half-open UTC periods named in one query; empty when it names none."""
+
+    periods: tuple[Interval, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.periods)
+
+    def matches(self, claim: Claim) -> bool:
+        """Whether the claim was recorded in, or holds during, one of the periods."""
+        for period in self.periods:
+            start, end = period.valid_from, period.valid_until
+            assert start is not None and end is not None  # only bounded periods are kept
+            if start <= claim.created_at < end:
+                return True
+            if claim.temporal.kind is not TemporalKind.ATEMPORAL:
+                window = claim.temporal.interval
+                if (
+                    (window.valid_from is None or window.valid_from < end)
+                    and (window.valid_until is None or window.valid_until > start)
+                    and not window.is_undated
+                ):
+                    return True
+        return False
+
+
+def query_periods(query: str, *, reference: datetime, timezone: str) -> QueryPeriods:
+    """The bounded periods `query` names, resolved against `reference` in `timezone`."""
+    found = find_time_expressions(query, reference=reference, timezone=timezone, prefer="nearest")
+    periods = tuple(
+        expression.resolved.interval
+        for expression in found
+        if expression.resolved.interval.valid_from is not None
+        and expression.resolved.interval.valid_until is not None
+    )
+    return QueryPeriods(periods=periods)
