@@ -104,3 +104,22 @@ def test_a_malformed_corpus_is_refused_naming_the_problem(
 ) -> None:
     with pytest.raises(FixtureError, match=named):
         load_corpus(_write(tmp_path, conversations))
+
+
+def test_the_demo_subset_passes_its_gates_with_the_default_extractor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CI gate of issue 13 on the demo-sized subset: recall@5 >= 0.90 of expected facts
+    through recall, precision >= 0.95, with the default `rules` extractor (the hashing
+    embedder keeps it fast; the full corpus and the default embedder: docs/evaluation.md)."""
+    code = main(
+        ["eval", "extraction", str(CORPUS), "--subset", "demo", "--embedder", "hashing",
+         "--json", "--data-dir", str(tmp_path)]
+    )  # fmt: skip
+    document = json.loads(capsys.readouterr().out)
+    assert document["extractor"] == "rules"
+    assert [(g["name"], g["passed"]) for g in document["gates"]] == [
+        ("recall@5", True),
+        ("precision", True),
+    ]
+    assert code == 0

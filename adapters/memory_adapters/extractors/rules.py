@@ -1,7 +1,11 @@
 """`RulesExtractor`: the offline, deterministic default extractor over English user messages.
 
 Only the user's own messages are read (assistant text is never evidence of a user fact).
-Each clause goes through the rule table (`rules_table`) and yields at most one rule's
+Questions, hypotheticals and sarcasm are screened out first (`rules_mood`); the rest is cut
+into clauses without their lead-in words (`rules_clauses`: "Actually,", "btw", "Quick
+background:", a household "we" read as the user). Each clause goes through the rule table
+(`rules_table`: directives, cancellations, the specific state, trip and plan rules, then
+the general profile grammar of `rules_grammar`/`rules_profile`) and yields at most one rule's
 findings: third-person candidate claims with temporal metadata resolved against the
 request's reference time and zone, or directive suggestions that can only become drafts
 (R-DIR-1). Everything passes the secret policy before it leaves (R-PRIV-1).
@@ -11,6 +15,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+
+import attrs
 
 from memory_adapters.extractors.entries import user_messages
 from memory_adapters.extractors.rules_clauses import Clause, clauses_of
@@ -76,7 +82,8 @@ class RulesExtractor:
                 rejected.append(RejectionReason.CANDIDATE_TOO_LARGE)
             else:
                 candidates.append(finding)
-        screened = screen(self._policy, _unique(candidates), _unique_suggestions(suggestions))
+        candidates = _unslot_stale_negations(_unique(candidates))
+        screened = screen(self._policy, candidates, _unique_suggestions(suggestions))
         result = ExtractionResult(
             candidates=screened.candidates,
             suggestions=screened.suggestions,
@@ -128,6 +135,25 @@ def _unique(candidates: list[CandidateClaim]) -> list[CandidateClaim]:
             source_entry_ids=ids,
         )
     return list(merged.values())
+
+
+def _unslot_stale_negations(candidates: list[CandidateClaim]) -> list[CandidateClaim]:
+    """ "I work at Initech" ... "I started at Globex" ... "I no longer work at Initech": the
+    negation ends an older value, not the one its slot now holds, so it keeps no slot and
+    cannot retire Globex. Judged within one extraction, where both are in view."""
+    held: dict[str, str] = {}
+    kept: list[CandidateClaim] = []
+    for candidate in candidates:
+        slot = candidate.slot
+        if slot is not None and " no longer " in candidate.content:
+            current = held.get(slot)
+            if current is not None and current != candidate.content.replace(" no longer ", " "):
+                kept.append(attrs.evolve(candidate, slot=None))
+                continue
+        elif slot is not None:
+            held[slot] = candidate.content
+        kept.append(candidate)
+    return kept
 
 
 def _unique_suggestions(suggestions: list[DirectiveSuggestion]) -> list[DirectiveSuggestion]:

@@ -26,14 +26,18 @@ from memory_core.domain.temporal import Interval, Precision, TemporalKind, Tempo
 from memory_core.ports.extraction import CandidateClaim, DirectiveSuggestion
 
 __all__ = [
+    "AGE",
     "BEFORE_REFERENCE_CONFIDENCE",
     "CORRECTED_CONFIDENCE",
     "DETERMINER",
     "DIET",
     "EMPLOYER",
     "HOME",
+    "MOVE",
     "NAME",
     "OBSERVED_TEMPORAL_CONFIDENCE",
+    "OCCUPATION",
+    "ORIGIN",
     "STATED_CONFIDENCE",
     "TRIP",
     "Finding",
@@ -60,6 +64,10 @@ EMPLOYER = "user.employer"
 NAME = "user.preferred_name"
 DIET = "user.diet"
 TRIP = "user.trip"  # + destination key: one slot per trip
+MOVE = "user.move"  # + destination key: a planned move
+AGE = "user.age"
+OCCUPATION = "user.occupation"
+ORIGIN = "user.origin"
 
 DETERMINER = re.compile(r"(?:a|an|my|our|your|his|her|their|this|that|some|any)\b", re.I)
 _NOT_A_PLACE = re.compile(r"(?:home|night|nights|weekends?|the moment|times|least|first)\b", re.I)
