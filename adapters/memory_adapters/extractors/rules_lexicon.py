@@ -85,7 +85,7 @@ OTHER_PEOPLE = word_set(
 NOT_OWNED = word_set(
     "question questions idea ideas doubt doubts problem issue feeling suggestion minute "
     "moment second clue chance go look thought request favour favor point headache "
-    "nothing something anything confession update"
+    "nothing something anything confession update cold cough fever flu hangover"
 )
 # What a user keeps secret is never a profile fact ("my API key is ..."), whatever policy
 # the secret screen applies after.

@@ -23,31 +23,21 @@ from memory_adapters.extractors.rules_common import (
     DETERMINER,
     MOVE,
     TRIP,
+    UNRESOLVED_WHEN,
     Finding,
     before_reference,
     claim,
     proper,
+    undated_plan,
 )
 from memory_adapters.extractors.rules_profile import habit_slot
 from memory_core.domain.claims import ClaimKind
-from memory_core.domain.temporal import Interval, Precision, TemporalKind, TemporalMetadata
+from memory_core.domain.temporal import TemporalKind
 
 __all__ = ["appointment", "called_off", "cancelled", "event", "plan", "trip"]
 
 _MOVING = re.compile(r"\b(?:mov(?:e|ing)|relocat(?:e|ing))\b", re.I)
 _INTENT = re.compile(r"\b(?:plan|planning|intend|intending|booked|book|booking|got|have)\b", re.I)
-
-
-def _undated_plan(clause: Clause) -> TemporalMetadata:
-    """A plan said without a date we can resolve ("for Christmas", "this weekend"): planned
-    as of the message, its time unknown — still a plan, never something that happened."""
-    return TemporalMetadata(
-        kind=TemporalKind.PLAN,
-        interval=Interval(valid_from=clause.reference),
-        precision=Precision.UNKNOWN,
-        timezone=clause.timezone,
-        confidence=0.5,
-    )
 
 
 def cancelled(m: re.Match[str], clause: Clause) -> list[Finding] | None:
@@ -103,17 +93,21 @@ def called_off(m: re.Match[str], clause: Clause) -> list[Finding] | None:
 def trip(m: re.Match[str], clause: Clause) -> list[Finding] | None:
     destination, resolved = clause.split_time(*m.span("obj"), prefer="future")
     destination = clean_object(destination)
+    unresolved = UNRESOLVED_WHEN.search(destination)
+    said_when = ""
+    if unresolved is not None:  # "Lima on the 3rd": the place, and the time in words
+        destination, said_when = clean_object(destination[: unresolved.start()]), unresolved[0]
     if not proper(destination, clause):
         return None
-    if resolved is None and not _INTENT.search(m.group(0)):
+    if resolved is None and not (_INTENT.search(m.group(0)) or UNRESOLVED_WHEN.search(clause.text)):
         return None  # "I'm going to Paris" with no date may be a day out, not a plan
     place = third_person(destination)
     moving = _MOVING.search(m.group(0)) is not None
     text = f"The user plans to move to {place}" if moving else f"The user plans a trip to {place}"
-    when = _undated_plan(clause) if resolved is None else resolved.to_metadata(TemporalKind.PLAN)
+    when = undated_plan(clause) if resolved is None else resolved.to_metadata(TemporalKind.PLAN)
     return [
         claim(
-            f"{text} {when_phrase(resolved)}" if resolved is not None else text,
+            f"{text} {when_phrase(resolved)}" if resolved is not None else f"{text} {said_when}",
             clause,
             importance=0.6,
             slot=slot_key(MOVE if moving else TRIP, destination),
@@ -148,7 +142,7 @@ def plan(m: re.Match[str], clause: Clause) -> list[Finding] | None:
         return None  # "I'm going to the gym": a place, not a verb phrase
     lead = "has" if has else "plans to"
     if resolved is None:
-        text, when = f"The user {lead} {third_person(action)}", _undated_plan(clause)
+        text, when = f"The user {lead} {third_person(action)}", undated_plan(clause)
     else:
         text = f"The user {lead} {third_person(action)} {when_phrase(resolved)}"
         when = resolved.to_metadata(TemporalKind.PLAN)

@@ -26,12 +26,14 @@ from memory_adapters.extractors.rules_common import (
     NAME,
     OCCUPATION,
     ORIGIN,
+    UNRESOLVED_WHEN,
     Finding,
     before_reference,
     claim,
     observed_state,
     proper,
     state,
+    undated_plan,
 )
 from memory_adapters.extractors.rules_lexicon import (
     CREDENTIALS,
@@ -269,7 +271,7 @@ def occupation(m: re.Match[str], clause: Clause) -> list[Finding] | None:
 
 
 def origin(m: re.Match[str], clause: Clause) -> list[Finding] | None:
-    place = clean_object(m["obj"])
+    place = clean_object(re.sub(r"\s+originally$", "", m["obj"], flags=re.I))
     if not proper(re.sub(r"^(?:a|the)\s+[\w\s]*?\b(?:in|of)\s+", "", place), clause):
         return None
     lead = "grew up in" if "grew" in m.group(0).lower() else "is originally from"
@@ -289,7 +291,10 @@ def progressive(m: re.Match[str], clause: Clause) -> list[Finding] | None:
             claim(content, clause, importance=0.6, temporal=resolved.to_metadata(TemporalKind.PLAN))
         ]
     if m["ongoing"] is None:
-        return None  # "I'm visiting" with no date says nothing lasting
+        if UNRESOLVED_WHEN.search(obj) is None:
+            return None  # "I'm visiting" with no date says nothing lasting
+        content = f"The user is {verb} {third_person(clean_object(obj))}"
+        return [claim(content, clause, importance=0.6, temporal=undated_plan(clause))]
     obj = clean_object(obj)
     if not obj:
         return None

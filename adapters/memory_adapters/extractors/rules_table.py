@@ -113,7 +113,8 @@ RULES: tuple[tuple[re.Pattern[str], Handler], ...] = (
     # states
     _rule(
         r"(?P<how>my\s+name\s+is(?:\s+actually)?|my\s+name's|(?:please\s+|you\s+can\s+"
-        r"|(?:I\s+want|I'd\s+like)\s+you\s+to\s+)?call\s+me|I\s+go\s+by)"
+        r"|(?:I\s+want|I'd\s+like)\s+you\s+to\s+)?call\s+me|I\s+go\s+by"
+        r"|(?:everyone|everybody|people|friends|they)\s+calls?\s+me)"
         r"\s+(?P<obj>.+)",
         preferred_name,
     ),

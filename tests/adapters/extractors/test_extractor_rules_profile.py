@@ -70,6 +70,14 @@ PROFILE = {
     "I don't eat pork.": ("The user does not eat pork.", "user.does.eat_pork"),
     "I can't eat shellfish.": ("The user cannot eat shellfish.", None),
     "I've never been to Asia.": ("The user has never been to Asia.", None),
+    # phrasings beyond the team corpus
+    "Everyone calls me Bea.": ("The user prefers to be called Bea.", "user.preferred_name"),
+    "I'm flying to Lima on the 3rd.": (
+        "The user plans a trip to Lima on the 3rd.",
+        "user.trip.lima",
+    ),
+    "I'm from Canada originally.": ("The user is originally from Canada.", "user.origin"),
+    "My son plays the violin.": ("The user's son plays the violin.", None),
     # names
     "Hi, I'm Lena.": ("The user's name is Lena.", "user.preferred_name"),
     "Please call me Dr. Okafor.": (
