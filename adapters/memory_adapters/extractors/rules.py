@@ -21,6 +21,7 @@ import attrs
 from memory_adapters.extractors.entries import user_messages
 from memory_adapters.extractors.rules_clauses import Clause, clauses_of
 from memory_adapters.extractors.rules_common import Finding
+from memory_adapters.extractors.rules_kept import kept_utterances
 from memory_adapters.extractors.rules_table import RULES
 from memory_adapters.extractors.screening import screen
 from memory_core.domain.cancellation import CancellationToken, Deadline
@@ -61,9 +62,13 @@ class RulesExtractor:
         *,
         secret_policy: SecretPolicy | None = None,
         max_content_code_points: int = MAX_EXTRACTED_CONTENT_CODE_POINTS,
+        keep_unmatched: bool = True,
     ) -> None:
         self._policy = secret_policy or PatternSecretPolicy()
         self._max_content = max_content_code_points
+        # A disclosure no rule understood is kept as said (`rules_kept`); off only to
+        # measure what that adds.
+        self._keep_unmatched = keep_unmatched
 
     @property
     def name(self) -> str:
@@ -105,13 +110,20 @@ class RulesExtractor:
             # Pure CPU work, but a long chunk should still stop when asked to.
             cancel.raise_if_cancelled()
             deadline.raise_if_expired("rules extraction")
+            understood = False
             for clause in clauses_of(
                 entry.content,
                 entry_id=entry.id,
                 reference=request.reference_time,
                 timezone=request.timezone,
             ):
-                yield from findings_of(clause)
+                for finding in findings_of(clause):
+                    understood = True
+                    yield finding
+            if not understood and self._keep_unmatched:
+                yield from kept_utterances(
+                    entry, reference=request.reference_time, timezone=request.timezone
+                )
 
 
 def _unique(candidates: list[CandidateClaim]) -> list[CandidateClaim]:

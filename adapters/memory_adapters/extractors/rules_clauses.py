@@ -20,10 +20,10 @@ from memory_adapters.extractors.rules_lexicon import ATTRIBUTES
 from memory_adapters.extractors.rules_mood import is_sarcastic, is_statement
 from memory_core.domain.dates import Prefer, ResolvedTime, TimeExpression, find_time_expressions
 
-__all__ = ["Clause", "clauses_of"]
+__all__ = ["SENTENCE_BREAK", "Clause", "clauses_of"]
 
 # Not after a title or "St." ("Please call me Dr. Okafor", "St. Mary's hospital").
-_SENTENCE_BREAK = re.compile(
+SENTENCE_BREAK = re.compile(
     r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bProf\.)(?<!\bJr\.)"
     r"(?<=[.!?])\s+|\n+|;\s*"
 )
@@ -198,7 +198,7 @@ def clauses_of(
     normalised = message.replace("\u2019", "'").replace("\u2018", "'")
     if is_sarcastic(normalised):
         return
-    for raw_sentence in _SENTENCE_BREAK.split(normalised):
+    for raw_sentence in SENTENCE_BREAK.split(normalised):
         if not is_statement(raw_sentence):
             continue
         sentence, markers = _strip_lead_in(raw_sentence.strip())

@@ -376,7 +376,8 @@ def _render_extraction(out: Output, report: ExtractionReport) -> None:
     )  # fmt: skip
     out.line(
         f"episodic claims: {report.episodic_claims}, of them kept utterances: "
-        f"{report.verbatim_claims}"
+        f"{report.verbatim_claims}; kept utterances in recall results they do not answer: "
+        f"{report.kept_in_recall} of {report.recalled_items}"
     )
     for miss in report.misses[:40]:
         out.line(f"  {miss.kind} [{miss.category}] {miss.message!r} -> {miss.detail}")

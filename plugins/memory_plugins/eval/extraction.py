@@ -9,7 +9,9 @@ SQLite store and retrieval, one agent per conversation so that slots never cross
   `MemoryService.recall` (the production read path), returns such a claim in its top k;
 - precision — the share of live claims that hold an expected fact of the message they came
   from and no `retired` phrase; a claim from a message labelled `none` is always wrong;
-- noise — live episodic claims, the share that are kept utterances rather than facts.
+- noise — the kept utterances ("The user said: ...", a disclosure no rule understood):
+  their share of live claims, and how many recall results they took for a query they do
+  not answer.
 
 Per category (fact categories, and the `none` categories of messages that must store
 nothing), as a table and JSON. The gates: recall@k and precision.
@@ -26,6 +28,7 @@ from typing import Any
 
 import attrs
 
+from memory_adapters.extractors.rules_kept import KEPT_PREFIX
 from memory_adapters.tapes.memory import InMemoryTape
 from memory_core.domain.claims import Claim, ClaimKind
 from memory_core.services.memory import MemoryService
@@ -48,7 +51,6 @@ __all__ = [
 DEFAULT_K = 5
 _SETTLED = TurnOutcome(status=TurnStatus.COMPLETED, had_tool_use=True)
 _LIST_LIMIT = 1000
-_KEPT_PREFIX = "The user said"  # an utterance kept as said (extractors/rules_kept.py)
 
 
 @attrs.frozen(kw_only=True)
@@ -104,6 +106,8 @@ class ExtractionReport:
     total: CategoryRow
     episodic_claims: int
     verbatim_claims: int
+    recalled_items: int
+    kept_in_recall: int  # kept utterances recalled for a query they do not answer
     misses: tuple[Miss, ...]
     gates: tuple[Gate, ...]
 
@@ -137,6 +141,8 @@ class ExtractionReport:
                 "share_of_live_claims": self.verbatim_claims / self.total.claims
                 if self.total.claims
                 else 0.0,
+                "recalled_items": self.recalled_items,
+                "kept_in_recall": self.kept_in_recall,
             },
             "gates": [attrs.asdict(g) for g in self.gates],
             "misses": [attrs.asdict(m) for m in self.misses],
@@ -153,6 +159,7 @@ class _Tally:
         self.rows: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         self.misses: list[Miss] = []
         self.episodic = self.verbatim = 0
+        self.shown = self.kept_shown = 0  # recall results, and kept utterances among them
 
     def add(self, category: str, field: str) -> None:
         self.rows[category][field] += 1
@@ -215,7 +222,13 @@ async def _measure(
                 continue
             tally.add(fact.category, "current")
             result = await memory.recall(agent, fact.query, top_k=k)
-            if any(_holds(item.claim, fact.words) for item in result.items[:k]):
+            top = result.items[:k]
+            tally.shown += len(top)
+            tally.kept_shown += sum(
+                item.claim.content.startswith(KEPT_PREFIX) and not _holds(item.claim, fact.words)
+                for item in top
+            )
+            if any(_holds(item.claim, fact.words) for item in top):
                 tally.add(fact.category, "found_at_k")
             else:
                 tally.misses.append(
@@ -251,7 +264,7 @@ def _judge(
     tally.add(category, "claims")
     if claim.kind is ClaimKind.EPISODIC:
         tally.episodic += 1
-        tally.verbatim += claim.content.startswith(_KEPT_PREFIX)
+        tally.verbatim += claim.content.startswith(KEPT_PREFIX)
     stale = [word for word in conversation.retired if word.casefold() in claim.content.casefold()]
     if matched is not None and not stale:
         return
@@ -329,6 +342,8 @@ async def run_extraction(
         total=total,
         episodic_claims=tally.episodic,
         verbatim_claims=tally.verbatim,
+        recalled_items=tally.shown,
+        kept_in_recall=tally.kept_shown,
         misses=tuple(tally.misses),
         gates=(
             Gate.at_least(f"recall@{k}", total.recall_at_k, gates.recall_at_k),
