@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from memory_adapters.extractors import rules_kept
 from memory_plugins.cli.main import main
+from memory_plugins.eval import extraction
 from memory_plugins.eval.extraction_format import FixtureError, load_corpus
 
 CORPUS = Path(__file__).parents[1] / "fixtures" / "extraction" / "corpus.json"
@@ -32,6 +34,10 @@ def _run(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra:
          "--data-dir", str(tmp_path / "data"), *extra]
     )  # fmt: skip
     return code, json.loads(capsys.readouterr().out)
+
+
+def test_the_noise_count_knows_how_the_rules_extractor_words_a_kept_utterance() -> None:
+    assert extraction.KEPT_PREFIX == rules_kept.KEPT_PREFIX
 
 
 def test_the_team_corpus_is_large_and_labels_every_message() -> None:

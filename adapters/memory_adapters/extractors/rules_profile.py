@@ -287,9 +287,13 @@ def progressive(m: re.Match[str], clause: Clause) -> list[Finding] | None:
             obj = obj.replace(expression.text, "")
         obj = clean_object(obj)
         content = f"The user is {verb} {third_person(obj)} {when_phrase(resolved)}"
-        return [
-            claim(content, clause, importance=0.6, temporal=resolved.to_metadata(TemporalKind.PLAN))
-        ]
+        # "I'm learning Rust this year" is going on; "I'm visiting Leeds next week", planned.
+        when = (
+            state(resolved, clause)
+            if m["ongoing"] is not None
+            else resolved.to_metadata(TemporalKind.PLAN)
+        )
+        return [claim(content, clause, importance=0.6, temporal=when)]
     if m["ongoing"] is None:
         if UNRESOLVED_WHEN.search(obj) is None:
             return None  # "I'm visiting" with no date says nothing lasting

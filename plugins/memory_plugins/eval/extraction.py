@@ -28,19 +28,19 @@ from typing import Any
 
 import attrs
 
-from memory_adapters.extractors.rules_kept import KEPT_PREFIX
-from memory_adapters.tapes.memory import InMemoryTape
 from memory_core.domain.claims import Claim, ClaimKind
 from memory_core.services.memory import MemoryService
 from memory_core.services.write.ingestion.types import TurnOutcome, TurnStatus
 from memory_plugins.bootstrap import open_memory
 from memory_plugins.config import MemoryConfig, PluginChoice
+from memory_plugins.context import FactoryContext
 from memory_plugins.eval.extraction_format import Conversation, Corpus, LabelledMessage
 from memory_plugins.eval.harness import EVAL_EPOCH, FixedClock, eval_config, eval_registry
 from memory_plugins.eval.scores import Gate
 
 __all__ = [
     "DEFAULT_K",
+    "KEPT_PREFIX",
     "CategoryRow",
     "ExtractionGates",
     "ExtractionReport",
@@ -51,6 +51,10 @@ __all__ = [
 DEFAULT_K = 5
 _SETTLED = TurnOutcome(status=TurnStatus.COMPLETED, had_tool_use=True)
 _LIST_LIMIT = 1000
+# How the rules extractor words an utterance it keeps as said (extractors/rules_kept.py;
+# the eval is a client of the service and reads claims, not the adapter — a test keeps the
+# two in step).
+KEPT_PREFIX = "The user said"
 
 
 @attrs.frozen(kw_only=True)
@@ -172,7 +176,7 @@ class _Tally:
 
 
 async def _converse(
-    memory: MemoryService, tape: InMemoryTape, agent: str, conversation: Conversation
+    memory: MemoryService, tape: Any, agent: str, conversation: Conversation
 ) -> dict[str, LabelledMessage]:
     """Write the conversation to the tape, settling turns where it says; entry id -> label."""
     session = f"{agent}-session"
@@ -305,14 +309,16 @@ async def run_extraction(
     config = extraction_config(base or MemoryConfig(), embedder, extractor)
     tally = _Tally()
     before = set(asyncio.all_tasks())
+    registry = eval_registry()
     with tempfile.TemporaryDirectory(prefix="agent-memory-eval-") as directory:
-        tape = InMemoryTape()
+        # The host's side: a tape the evaluation writes the conversations to, as a host would.
+        tape: Any = registry.create_tape("memory", FactoryContext(data_dir=Path(directory)))
         memory = open_memory(
             directory,
             config=config,
             tape=tape,
             clock=FixedClock(EVAL_EPOCH),
-            registry=eval_registry(),
+            registry=registry,
         )
         try:
             for n, conversation in enumerate(corpus.conversations):
