@@ -9,7 +9,7 @@ what is promised here.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
@@ -24,6 +24,7 @@ __all__ = [
     "ChatMessage",
     "EmbeddingProvider",
     "EmbeddingPurpose",
+    "JsonSchema",
     "TextProvider",
     "TextRequest",
     "identity_of",
@@ -122,13 +123,25 @@ def _max_tokens(_: object, __: attrs.Attribute[int | None], value: int | None) -
 
 
 @attrs.frozen(kw_only=True)
+class JsonSchema:
+    """The JSON Schema an answer must follow, for providers that can enforce one (strict
+    structured output); `name` is the schema's name where an API asks for one."""
+
+    name: str
+    schema: Mapping[str, object]
+
+
+@attrs.frozen(kw_only=True)
 class TextRequest:
-    """One chat completion. `json_output` asks the provider for a JSON object when it can."""
+    """One chat completion. `json_output` asks the provider for a JSON object when it can;
+    `json_schema`, when given, for one that follows that schema (a provider that cannot
+    enforce it asks for a plain JSON object, and the caller's parser stays tolerant)."""
 
     messages: tuple[ChatMessage, ...] = attrs.field(converter=tuple, validator=_messages)
     temperature: float = attrs.field(default=0.2, validator=_temperature)
     max_tokens: int | None = attrs.field(default=None, validator=_max_tokens)
     json_output: bool = False
+    json_schema: JsonSchema | None = None
 
 
 @runtime_checkable

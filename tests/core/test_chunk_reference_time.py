@@ -24,8 +24,10 @@ def test_the_last_message_that_knows_when_it_was_said_dates_the_chunk() -> None:
     assert _said_at(_chunk(early, late, None), NOW) == late
 
 
-def test_a_chunk_without_created_at_is_dated_now() -> None:
-    assert _said_at(_chunk(None, None), NOW) == NOW
+def test_a_chunk_without_created_at_has_no_said_moment_of_its_own() -> None:
+    """Said now: the caller dates it by the clock and orders it by message order, never by
+    a clock read taken before extraction."""
+    assert _said_at(_chunk(None, None), NOW) is None
 
 
 def test_a_created_at_after_now_is_clamped_to_now() -> None:

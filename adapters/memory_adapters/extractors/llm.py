@@ -3,9 +3,12 @@
 The extractor knows no HTTP client and no provider: the composition root hands it a
 `TextProvider` (usually the gateway-wrapped one, so deadlines, capacity and cancellation are
 enforced there too). One call per request: the prompt (`llm_prompt`) frames the span as
-untrusted data, asks for strict JSON at temperature 0.2, and the parser (`llm_parser`) keeps
-every valid candidate and counts the rest. A response with nothing usable in it raises
-ProviderResponseError, so the ingestion cursor does not advance (R-TIME-4).
+untrusted data, asks for strict JSON at temperature 0.2 — following `EXTRACTION_SCHEMA`
+where the provider enforces one (`json_schema`, strict; a provider falls back to
+`json_object`, then to the prompt alone) — and the parser (`llm_parser`), tolerant of
+whatever envelope came back, keeps every valid candidate and counts the rest. A response
+with nothing usable in it raises ProviderResponseError, so the ingestion cursor does not
+advance (R-TIME-4).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import attrs
 from memory_adapters.extractors.entries import conversation_entries
 from memory_adapters.extractors.llm_parser import parse_extraction
 from memory_adapters.extractors.llm_prompt import build_messages
+from memory_adapters.extractors.llm_schema import EXTRACTION_SCHEMA
 from memory_adapters.extractors.screening import screen
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.claims import MAX_EXTRACTED_CONTENT_CODE_POINTS
@@ -74,6 +78,7 @@ class LLMExtractor:
             temperature=self._temperature,
             max_tokens=self._max_tokens,
             json_output=True,
+            json_schema=EXTRACTION_SCHEMA,
         )
         answer = await self._provider.complete(text_request, deadline=deadline, cancel=cancel)
         cancel.raise_if_cancelled()

@@ -1,7 +1,11 @@
 """`RulesExtractor`: the offline, deterministic default extractor over English user messages.
 
 Only the user's own messages are read (assistant text is never evidence of a user fact).
-Each clause goes through the rule table (`rules_table`) and yields at most one rule's
+Questions, hypotheticals and sarcasm are screened out first (`rules_mood`); the rest is cut
+into clauses without their lead-in words (`rules_clauses`: "Actually,", "btw", "Quick
+background:", a household "we" read as the user). Each clause goes through the rule table
+(`rules_table`: directives, cancellations, the specific state, trip and plan rules, then
+the general profile grammar of `rules_grammar`/`rules_profile`) and yields at most one rule's
 findings: third-person candidate claims with temporal metadata resolved against the
 request's reference time and zone, or directive suggestions that can only become drafts
 (R-DIR-1). Everything passes the secret policy before it leaves (R-PRIV-1).
@@ -12,9 +16,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 
+import attrs
+
 from memory_adapters.extractors.entries import user_messages
 from memory_adapters.extractors.rules_clauses import Clause, clauses_of
 from memory_adapters.extractors.rules_common import Finding
+from memory_adapters.extractors.rules_kept import kept_utterances
 from memory_adapters.extractors.rules_table import RULES
 from memory_adapters.extractors.screening import screen
 from memory_core.domain.cancellation import CancellationToken, Deadline
@@ -55,9 +62,13 @@ class RulesExtractor:
         *,
         secret_policy: SecretPolicy | None = None,
         max_content_code_points: int = MAX_EXTRACTED_CONTENT_CODE_POINTS,
+        keep_unmatched: bool = True,
     ) -> None:
         self._policy = secret_policy or PatternSecretPolicy()
         self._max_content = max_content_code_points
+        # A disclosure no rule understood is kept as said (`rules_kept`); off only to
+        # measure what that adds.
+        self._keep_unmatched = keep_unmatched
 
     @property
     def name(self) -> str:
@@ -76,7 +87,8 @@ class RulesExtractor:
                 rejected.append(RejectionReason.CANDIDATE_TOO_LARGE)
             else:
                 candidates.append(finding)
-        screened = screen(self._policy, _unique(candidates), _unique_suggestions(suggestions))
+        candidates = _unslot_stale_negations(_unique(candidates))
+        screened = screen(self._policy, candidates, _unique_suggestions(suggestions))
         result = ExtractionResult(
             candidates=screened.candidates,
             suggestions=screened.suggestions,
@@ -98,13 +110,20 @@ class RulesExtractor:
             # Pure CPU work, but a long chunk should still stop when asked to.
             cancel.raise_if_cancelled()
             deadline.raise_if_expired("rules extraction")
+            understood = False
             for clause in clauses_of(
                 entry.content,
                 entry_id=entry.id,
                 reference=request.reference_time,
                 timezone=request.timezone,
             ):
-                yield from findings_of(clause)
+                for finding in findings_of(clause):
+                    understood = True
+                    yield finding
+            if not understood and self._keep_unmatched:
+                yield from kept_utterances(
+                    entry, reference=request.reference_time, timezone=request.timezone
+                )
 
 
 def _unique(candidates: list[CandidateClaim]) -> list[CandidateClaim]:
@@ -128,6 +147,25 @@ def _unique(candidates: list[CandidateClaim]) -> list[CandidateClaim]:
             source_entry_ids=ids,
         )
     return list(merged.values())
+
+
+def _unslot_stale_negations(candidates: list[CandidateClaim]) -> list[CandidateClaim]:
+    """ "I work at Initech" ... "I started at Globex" ... "I no longer work at Initech": the
+    negation ends an older value, not the one its slot now holds, so it keeps no slot and
+    cannot retire Globex. Judged within one extraction, where both are in view."""
+    held: dict[str, str] = {}
+    kept: list[CandidateClaim] = []
+    for candidate in candidates:
+        slot = candidate.slot
+        if slot is not None and " no longer " in candidate.content:
+            current = held.get(slot)
+            if current is not None and current != candidate.content.replace(" no longer ", " "):
+                kept.append(attrs.evolve(candidate, slot=None))
+                continue
+        elif slot is not None:
+            held[slot] = candidate.content
+        kept.append(candidate)
+    return kept
 
 
 def _unique_suggestions(suggestions: list[DirectiveSuggestion]) -> list[DirectiveSuggestion]:

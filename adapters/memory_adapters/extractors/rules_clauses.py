@@ -16,15 +16,35 @@ from datetime import datetime
 
 import attrs
 
+from memory_adapters.extractors.rules_lexicon import ATTRIBUTES
+from memory_adapters.extractors.rules_mood import is_sarcastic, is_statement
 from memory_core.domain.dates import Prefer, ResolvedTime, TimeExpression, find_time_expressions
 
-__all__ = ["Clause", "clauses_of"]
+__all__ = ["SENTENCE_BREAK", "Clause", "clauses_of"]
 
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
-# A new first-person statement inside a sentence: "..., and I work at Acme".
-_CLAUSE_BREAK = re.compile(
-    r",?\s+(?:and|but|so|because|plus)\s+(?=(?:I|I'm|I've|I'd|[Mm]y)\b)|,\s+(?=(?:I|I'm|I've)\b)"
+# Not after a title or "St." ("Please call me Dr. Okafor", "St. Mary's hospital").
+SENTENCE_BREAK = re.compile(
+    r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bProf\.)(?<!\bJr\.)"
+    r"(?<=[.!?])\s+|\n+|;\s*"
 )
+_SUBJECT = r"(?:(?:now|then|also|currently)\s+)?(?:I|I'm|I've|I'd|[Mm]y|[Oo]ur|[Ww]e|[Ww]e're)\b"
+# A new first-person statement inside a sentence: "..., and I work at Acme", "..., and now
+# I work as ...", "I'm vegan and allergic to soy" (a second state of the same subject).
+_CLAUSE_BREAK = re.compile(
+    rf",?\s+(?:and|but|so|because|plus)\s+(?={_SUBJECT})|,\s+(?={_SUBJECT})"
+    rf"|\s+and\s+(?=(?:{'|'.join(sorted(ATTRIBUTES - {'into', 'between'}))})\b)"
+)
+# A household speaks for the user: "we live in Hackney", "my wife and I got married".
+_PLURAL_SUBJECT = (
+    (re.compile(r"^(?:my|our)\s+[\w'-]+\s+and\s+I\b", re.I), "we"),
+    (re.compile(r"^we\s+are\b", re.I), "I am"),
+    (re.compile(r"^we\s+were\b", re.I), "I was"),
+    (re.compile(r"^we're\b", re.I), "I'm"),
+    (re.compile(r"^we(?='(?:ve|d|ll)\b)", re.I), "I"),
+    (re.compile(r"^we\b", re.I), "I"),
+    (re.compile(r"^our\b", re.I), "my"),
+)
+_ATTRIBUTE_ONLY = re.compile(rf"(?:{'|'.join(sorted(ATTRIBUTES - {'into', 'between'}))})\b", re.I)
 _CORRECTION = {
     "actually",
     "correction",
@@ -35,16 +55,40 @@ _CORRECTION = {
     "nope",
     "i meant",
     "i mean",
+    "wait",
+    "typo",
+    "scratch that",
+    "my bad",
+    "i misspoke",
 }
 _PERSISTENT = {"from now on", "going forward", "in future", "in the future", "henceforth"}
+# Words that open a statement without being part of it, longest first so that "by the way"
+# is not read as "by". A short label before a colon ("Quick background:", "Fun fact:") is one.
+_MARKERS = (
+    "from now on", "going forward", "in the future", "in future", "henceforth", "actually",
+    "correction", "i meant that", "i meant", "i mean that", "i mean", "update", "sorry",
+    "oops", "nope", "no", "oh", "well", "okay", "ok", "also", "btw", "by the way", "fyi",
+    "just so you know", "for the record", "hey", "hi", "hello", "so", "and", "but",
+    "note that", "remember that", "remember", "wait", "typo", "scratch that", "my bad",
+    "i misspoke", "quick background", "background", "for context", "context", "fun fact",
+    "heads up", "random", "honestly", "to be honest", "tbh", "yeah", "yes", "yep", "sure",
+    "alright", "right", "long story short", "hmm", "um", "uh", "ugh", "these days",
+    "nowadays", "lately", "now", "currently", "in my free time", "in my spare time",
+    "on weekends", "at the moment", "as you know", "for what it's worth", "like i said",
+    "as i said", "anyway", "anyways", "ps", "p.s", "oh and", "also,", "plus",
+)  # fmt: skip
 _LEAD_IN = re.compile(
-    r"(?P<marker>from now on|going forward|in (?:the )?future|henceforth|actually|correction"
-    r"|i meant(?: that)?|i mean(?: that)?"
-    r"|update|sorry|oops|nope|no|oh|well|okay|ok|also|btw|by the way|fyi|just so you know"
-    r"|for the record|hey|hi|hello|so|and|but|note that|remember that|remember)"
-    r"\b\s*[,:;!.-]*\s*",
+    r"(?P<marker>"
+    + "|".join(
+        # "No more crypto talk" is a request, not a "no," correcting what came before.
+        r"no(?!\s+(?:more|longer)\b)" if m == "no" else re.escape(m)
+        for m in sorted(set(_MARKERS), key=len, reverse=True)
+    )
+    + r"|[a-z][\w'-]*(?:\s+[\w'-]+){0,2}(?=\s*:\s))"
+    r"\b\s*[,:;!.\-\u2013\u2014]*\s*",
     re.IGNORECASE,
 )
+
 # The clause's own verb in the past tense: "I moved", "I've lived", "I had just started",
 # "my trip to Rome was cancelled". Regular verbs by their "-ed" ("need" and "feed" are not).
 _PAST_VERB = (
@@ -124,15 +168,49 @@ def _strip_lead_in(text: str) -> tuple[str, set[str]]:
     return text, markers
 
 
+_OPENING_SUBJECT = re.compile(r",?\s*(?=(?:I|I'm|I've|I'll|[Mm]y|[Ww]e|[Ww]e're|[Oo]ur)\b)")
+
+
+def _date_last(text: str, reference: datetime, timezone: str) -> str:
+    """ "Next week I'm visiting my parents" -> "I'm visiting my parents next week": the rules
+    read subject first; a date phrase in front would hide it."""
+    times = find_time_expressions(text, reference=reference, timezone=timezone)
+    if not times or times[0].start != 0:
+        return text
+    rest = text[times[0].end :]
+    subject = _OPENING_SUBJECT.match(rest)
+    if subject is None:
+        return text
+    return f"{rest[subject.end() :].rstrip('.!?')} {times[0].text}"
+
+
+def _singular(text: str) -> str:
+    for pattern, replacement in _PLURAL_SUBJECT:
+        text, done = pattern.subn(replacement, text, count=1)
+        if done:
+            return _singular(text) if replacement == "we" else text
+    return text
+
+
 def clauses_of(
     message: str, *, entry_id: str, reference: datetime, timezone: str
 ) -> Iterator[Clause]:
     normalised = message.replace("\u2019", "'").replace("\u2018", "'")
-    for raw_sentence in _SENTENCE_BREAK.split(normalised):
+    if is_sarcastic(normalised):
+        return
+    for raw_sentence in SENTENCE_BREAK.split(normalised):
+        if not is_statement(raw_sentence):
+            continue
         sentence, markers = _strip_lead_in(raw_sentence.strip())
+        sentence = _singular(_date_last(sentence, reference, timezone))
+        subject = ""
         for raw_part in _CLAUSE_BREAK.split(sentence):
             part, more = _strip_lead_in(raw_part.strip())
-            text = part.strip().rstrip(".!?,;: ").strip()
+            part = _date_last(part.strip(), reference, timezone)
+            text = _singular(part.rstrip(".!?,;: ").strip())
+            if _ATTRIBUTE_ONLY.match(text) and subject:
+                text = f"{subject} {text}"  # "I'm vegan and [I'm] allergic to soy"
+            subject = "I'm" if re.match(r"I(?:'m|\s+am)\b", text) else ""
             text, trailing = _TRAILING_PERSISTENT.subn("", text)
             if not text:
                 continue

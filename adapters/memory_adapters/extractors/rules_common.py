@@ -26,16 +26,21 @@ from memory_core.domain.temporal import Interval, Precision, TemporalKind, Tempo
 from memory_core.ports.extraction import CandidateClaim, DirectiveSuggestion
 
 __all__ = [
+    "AGE",
     "BEFORE_REFERENCE_CONFIDENCE",
     "CORRECTED_CONFIDENCE",
     "DETERMINER",
     "DIET",
     "EMPLOYER",
     "HOME",
+    "MOVE",
     "NAME",
     "OBSERVED_TEMPORAL_CONFIDENCE",
+    "OCCUPATION",
+    "ORIGIN",
     "STATED_CONFIDENCE",
     "TRIP",
+    "UNRESOLVED_WHEN",
     "Finding",
     "Handler",
     "before_reference",
@@ -43,6 +48,7 @@ __all__ = [
     "observed_state",
     "proper",
     "state",
+    "undated_plan",
     "writes_lowercase",
 ]
 
@@ -60,9 +66,23 @@ EMPLOYER = "user.employer"
 NAME = "user.preferred_name"
 DIET = "user.diet"
 TRIP = "user.trip"  # + destination key: one slot per trip
+MOVE = "user.move"  # + destination key: a planned move
+AGE = "user.age"
+OCCUPATION = "user.occupation"
+ORIGIN = "user.origin"
 
 DETERMINER = re.compile(r"(?:a|an|my|our|your|his|her|their|this|that|some|any)\b", re.I)
 _NOT_A_PLACE = re.compile(r"(?:home|night|nights|weekends?|the moment|times|least|first)\b", re.I)
+
+
+# When a plan is said with a date phrase the resolver does not read ("on the 3rd", "next
+# spring", "for Christmas"), it is still a plan: its time is kept in words, unresolved.
+UNRESOLVED_WHEN = re.compile(
+    r"\b(?:on\s+the\s+\d{1,2}(?:st|nd|rd|th)|(?:this|next|in\s+the)\s+(?:weekend|spring"
+    r"|summer|autumn|fall|winter|holidays)|(?:for|at|over)\s+(?:christmas|easter|new\s+year"
+    r"|the\s+holidays|thanksgiving)|later\s+this\s+(?:year|month))\b",
+    re.I,
+)
 
 
 def writes_lowercase(clause: Clause) -> bool:
@@ -125,4 +145,16 @@ def claim(content: str, clause: Clause, **fields: object) -> CandidateClaim:
         confidence=confidence,
         source_entry_ids=(clause.entry_id,),
         **fields,  # type: ignore[arg-type]
+    )
+
+
+def undated_plan(clause: Clause) -> TemporalMetadata:
+    """A plan said without a date we can resolve ("for Christmas", "this weekend"): planned
+    as of the message, its time unknown — still a plan, never something that happened."""
+    return TemporalMetadata(
+        kind=TemporalKind.PLAN,
+        interval=Interval(valid_from=clause.reference),
+        precision=Precision.UNKNOWN,
+        timezone=clause.timezone,
+        confidence=0.5,
     )

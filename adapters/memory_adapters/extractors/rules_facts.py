@@ -24,12 +24,16 @@ from memory_adapters.extractors.rules_common import (
     state,
     writes_lowercase,
 )
+from memory_adapters.extractors.rules_profile import habit_slot, have_slot
 from memory_core.domain.claims import Category
+from memory_core.domain.directives import DirectiveKind
+from memory_core.ports.extraction import DirectiveSuggestion
 
 __all__ = [
     "allergy",
     "diet",
     "employer",
+    "fan",
     "home",
     "no_longer",
     "preference",
@@ -93,13 +97,34 @@ def preferred_name(m: re.Match[str], clause: Clause) -> list[Finding] | None:
     if name is None:
         return None
     stated = " ".join(m["how"].lower().split()) in ("my name is", "my name's")
-    return [
+    found: list[Finding] = [
         claim(
             f"The user's name is {name}" if stated else f"The user prefers to be called {name}",
             clause,
             importance=0.7,
             slot=NAME,
             category=None if stated else Category.USER_PREFERENCE,
+        )
+    ]
+    if clause.persistent and not stated:
+        # "Call me Sam from now on": the name is a fact now; the request, a draft beside it.
+        found.append(
+            DirectiveSuggestion(kind=DirectiveKind.INSTRUCTION, content=f"Call me {name}.")
+        )
+    return found
+
+
+def fan(m: re.Match[str], clause: Clause) -> list[Finding] | None:
+    what = clean_object(m["obj"])
+    if not what:
+        return None
+    negated = re.search(r"\bnot\b", m.group(0)[: m.start("obj")], re.I) is not None
+    return [
+        claim(
+            f"The user is {'not ' if negated else ''}a fan of {third_person(what)}",
+            clause,
+            importance=0.6,
+            category=Category.USER_PREFERENCE,
         )
     ]
 
@@ -144,6 +169,8 @@ def no_longer(m: re.Match[str], clause: Clause) -> list[Finding] | None:
         if not verb.isalpha():
             return None
         content = f"The user no longer {third_person_verb(verb)} {third_person(tail)}"
+        # The habit or household member it ends: "I don't have a dog anymore".
+        slot = have_slot(tail) if verb.lower() == "have" else habit_slot(verb, tail)
     return [claim(content, clause, importance=0.6, slot=slot, temporal=observed_state(clause))]
 
 

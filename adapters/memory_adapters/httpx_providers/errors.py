@@ -21,6 +21,7 @@ from memory_core.domain.errors import ProviderError, ProviderResponseError, Prov
 from memory_core.domain.secrets import redact_for_log
 
 __all__ = [
+    "ProviderRequestRefused",
     "ProviderResponseTooLarge",
     "malformed",
     "retry_after_seconds",
@@ -67,7 +68,14 @@ def status_error(status: int, body: bytes, what: str, secrets: Iterable[str]) ->
     message = f"{what}: HTTP {status}" + (f": {detail}" if detail else "")
     if status in (408, 429) or status >= 500:
         return ProviderUnavailable(message)
+    if status in (400, 422):
+        return ProviderRequestRefused(message)
     return ProviderResponseError(message)
+
+
+class ProviderRequestRefused(ProviderResponseError):
+    """The server refused the request as sent (HTTP 400/422) before generating anything —
+    e.g. a `response_format` it does not support — so another form of it may be sent."""
 
 
 class ProviderResponseTooLarge(ProviderResponseError):

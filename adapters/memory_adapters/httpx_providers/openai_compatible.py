@@ -6,6 +6,7 @@ with or without the trailing `/v1`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import ClassVar, Literal
 
@@ -19,14 +20,20 @@ from memory_adapters.httpx_providers.base import (
     messages_payload,
 )
 from memory_adapters.httpx_providers.credentials import ApiKey
-from memory_adapters.httpx_providers.errors import malformed
+from memory_adapters.httpx_providers.errors import ProviderRequestRefused, malformed
 from memory_adapters.httpx_providers.http import validate_base_url
+from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.errors import ValidationError
 from memory_core.ports.providers import TextRequest
 
 __all__ = ["OpenAICompatibleEmbedder", "OpenAICompatibleTextProvider"]
 
-JsonMode = Literal["json_object", "none"]
+JsonMode = Literal["auto", "json_schema", "json_object", "none"]
+JSON_MODES: tuple[JsonMode, ...] = ("auto", "json_schema", "json_object", "none")
+# What "auto" tries, strictest first: many local servers reject or ignore one of them.
+_LADDER: tuple[JsonMode, ...] = ("json_schema", "json_object", "none")
+
+_log = logging.getLogger(__name__)
 
 
 def _v1(base_url: str) -> str:
@@ -73,8 +80,17 @@ class OpenAICompatibleEmbedder(HttpEmbedder):
 
 
 class OpenAICompatibleTextProvider(HttpTextProvider):
-    """Chat completions; `json_output` asks for `response_format: json_object` unless
-    `json_mode="none"` (for servers that refuse it; the prompt then carries the instruction)."""
+    """Chat completions. For a request wanting JSON, `json_mode` says how to ask:
+
+    - "auto" (the default): `response_format: json_schema` (strict) when the request carries
+      a schema, else `json_object`; a server that refuses the form (HTTP 400/422, before
+      generating anything) is asked again with the next one down — `json_object`, then
+      none (the prompt carries the instruction) — and the form that worked is kept;
+    - "json_schema", "json_object" or "none": exactly that form (a request without a schema
+      asks `json_schema` providers for `json_object`).
+
+    A server that accepts a form and ignores it is the parser's to tolerate.
+    """
 
     provider_name: ClassVar[str] = "openai-compatible"
     path: ClassVar[str] = "chat/completions"
@@ -85,14 +101,14 @@ class OpenAICompatibleTextProvider(HttpTextProvider):
         base_url: str,
         model: str,
         api_key: ApiKey | str | None = None,
-        json_mode: JsonMode = "json_object",
+        json_mode: JsonMode = "auto",
         timeout_cap: float | None = None,
         max_connections: int = 4,
         max_response_bytes: int = TEXT_RESPONSE_MAX_BYTES,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        if json_mode not in ("json_object", "none"):
-            raise ValidationError("json_mode", "must be 'json_object' or 'none'")
+        if json_mode not in JSON_MODES:
+            raise ValidationError("json_mode", f"must be one of {', '.join(JSON_MODES)}")
         super().__init__(
             base_url=base_url,
             model=model,
@@ -102,13 +118,28 @@ class OpenAICompatibleTextProvider(HttpTextProvider):
             max_response_bytes=max_response_bytes,
             transport=transport,
         )
-        self._json_mode = json_mode
+        self._json_mode: JsonMode = json_mode
+        self._learned: JsonMode | None = None  # "auto": the form this server accepted
 
     @classmethod
     def _normalise(cls, base_url: str) -> str:
         return _v1(base_url)
 
-    def _payload(self, request: TextRequest) -> dict[str, object]:
+    def _forms(self, request: TextRequest) -> tuple[JsonMode, ...]:
+        if not request.json_output:
+            return ("none",)
+        if self._json_mode != "auto":
+            mode = self._json_mode
+            return (
+                ("json_object",) if mode == "json_schema" and not request.json_schema else (mode,)
+            )
+        first = "json_schema" if request.json_schema is not None else "json_object"
+        ladder = _LADDER[_LADDER.index(first) :]
+        if self._learned in ladder:
+            ladder = ladder[ladder.index(self._learned) :]
+        return ladder
+
+    def _payload(self, request: TextRequest, form: JsonMode = "none") -> dict[str, object]:
         payload: dict[str, object] = {
             "model": self._model,
             "messages": messages_payload(request),
@@ -117,9 +148,46 @@ class OpenAICompatibleTextProvider(HttpTextProvider):
         }
         if request.max_tokens is not None:
             payload["max_tokens"] = request.max_tokens
-        if request.json_output and self._json_mode == "json_object":
+        if form == "json_schema" and request.json_schema is not None:
+            payload["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": request.json_schema.name,
+                    "strict": True,
+                    "schema": dict(request.json_schema.schema),
+                },
+            }
+        elif form == "json_object":
             payload["response_format"] = {"type": "json_object"}
         return payload
+
+    async def complete(
+        self, request: TextRequest, *, deadline: Deadline, cancel: CancellationToken
+    ) -> str:
+        what = f"{self.provider_name} chat"
+        forms = self._forms(request)
+        for n, form in enumerate(forms):
+            try:
+                answer = await self._endpoint.post(
+                    self.path,
+                    self._payload(request, form),
+                    deadline=deadline,
+                    cancel=cancel,
+                    what=what,
+                    idempotent=False,
+                    limit=self._limit,
+                    read=lambda body: self._content(body, what),
+                )
+            except ProviderRequestRefused:
+                # Refused before anything was generated: a different request, not a re-send.
+                if n == len(forms) - 1:
+                    raise
+                _log.info("%s refused response_format %s; trying %s", what, form, forms[n + 1])
+                continue
+            if self._json_mode == "auto" and request.json_output:
+                self._learned = form
+            return answer
+        raise AssertionError("unreachable: the last form re-raises")
 
     def _content(self, body: object, what: str) -> str:
         choices = field(body, "choices", what)

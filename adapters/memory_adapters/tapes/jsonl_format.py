@@ -10,7 +10,9 @@
 `kind` tells the line types apart and defaults to "message"; a message's `status`
 defaults to "sent", a replacement's to the message's current status. A message's optional
 `created_at` (ISO-8601 with an offset, stored as UTC; absent when unknown) is when it was
-said. Unknown keys, wrong types and unknown values are errors that name the field.
+said. Ids (`id`, `session`, `message_id`) are strings; an integer is accepted and kept as
+its decimal string, since hosts keyed by integers are common. Unknown keys, wrong types and
+unknown values are errors that name the field.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ __all__ = ["TapeFormatError", "format_event", "parse_line"]
 
 _MESSAGE_KINDS = tuple(kind.value for kind in EntryKind)
 _LINE_KINDS = (*_MESSAGE_KINDS, "replacement", "retraction", "anchor")
+_ID_FIELDS = ("id", "session", "message_id")
 
 
 class TapeFormatError(StoreError):
@@ -98,6 +101,7 @@ def parse_line(text: str, seq: int) -> TapeEvent:
         raise ValidationError("line", f"not a JSON value ({exc})") from None
     if not isinstance(raw, dict):
         raise ValidationError("line", "must be a JSON object")
+    raw = _decimal_ids(raw)
     kind = raw.get("kind", EntryKind.MESSAGE.value)
     if kind not in _LINE_KINDS:
         raise ValidationError("kind", f"must be one of {', '.join(_LINE_KINDS)}")
@@ -191,6 +195,17 @@ def format_event(event: TapeEvent) -> bytes:
             }
     text = json.dumps(line, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     return (text + "\n").encode("utf-8")
+
+
+def _decimal_ids(raw: dict[str, Any]) -> dict[str, Any]:
+    """Integer ids as their decimal strings (`7` -> `"7"`, so a replacement naming message 7
+    finds it); `true` stays a type error, not the id "True"."""
+    return {
+        key: str(value)
+        if key in _ID_FIELDS and isinstance(value, int) and not isinstance(value, bool)
+        else value
+        for key, value in raw.items()
+    }
 
 
 def _positive(order_seq: int) -> int:

@@ -1,7 +1,8 @@
 """First-party text-provider registrations: "openai-compatible" and "ollama".
 
 - "openai-compatible": `POST /v1/chat/completions` (OpenAI, vLLM, llama.cpp server, LM Studio);
-  `json_mode = "none"` for servers that refuse `response_format`;
+  `json_mode = "auto"` asks for `json_schema` (strict), then `json_object`, then leaves JSON
+  to the prompt, as the server accepts; `"none"` for servers that mishandle `response_format`;
 - "ollama": `POST /api/chat` (stream off, `format: json` when JSON is wanted).
 
 Factories validate `[plugins.text_provider.options]` and raise ConfigError naming the option;
@@ -43,7 +44,8 @@ class OpenAICompatibleTextOptions:
     model: str
     api_key_env: str | None = None  # name of the environment variable holding the key
     api_key: str | None = None  # prefer api_key_env: a config file is easily shared
-    json_mode: Literal["json_object", "none"] = "json_object"
+    # auto: json_schema (strict), falling back to json_object, then to the prompt alone
+    json_mode: Literal["auto", "json_schema", "json_object", "none"] = "auto"
     timeout_seconds: float | None = None  # cap per request, below the gateway's deadline
     max_connections: int = 4
 

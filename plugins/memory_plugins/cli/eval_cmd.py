@@ -1,4 +1,4 @@
-"""`agent-memory eval behaviour|retrieval|locomo FILE...`: measure recall (R-BEYOND-2).
+"""`agent-memory eval behaviour|retrieval|locomo|extraction FILE...`: measure recall (R-BEYOND-2).
 
 - `behaviour FILE...` — behaviour fixtures (DeepChat's format and ours) through the real
   stores, `--profile lexical` (FTS only, the default) or `embedded` (the offline embedder);
@@ -6,7 +6,9 @@
   embedder and subset, with DeepChat's gates;
 - `locomo FILE` — LoCoMo-format evidence retrieval: R@1/5/10/20, all@10, sess@10, MRR@10/50
   and per-query latency per mode and category, over `--conversations` (default all), skipping
-  the questions an `--exclude FILE` names.
+  the questions an `--exclude FILE` names;
+- `extraction FILE` — a labelled extraction corpus through the configured extractor and the
+  production read path: recall, recall@k and precision per category, gated.
 
 Tables on a terminal, one JSON document with `--json`, and always a JSON report file
 (`--report PATH`, default `<data dir>/eval/<suite>-<UTC time>.json`). Exit code 1 when a
@@ -28,7 +30,19 @@ from memory_plugins.cli.context import CommandContext
 from memory_plugins.cli.output import Output
 from memory_plugins.eval.behaviour import BehaviourReport, run_behaviour
 from memory_plugins.eval.behaviour_format import Profile, load_behaviour_fixture
-from memory_plugins.eval.documents import behaviour_document, locomo_document, retrieval_document
+from memory_plugins.eval.documents import (
+    behaviour_document,
+    locomo_document,
+    machine,
+    retrieval_document,
+)
+from memory_plugins.eval.extraction import (
+    DEFAULT_K,
+    ExtractionGates,
+    ExtractionReport,
+    run_extraction,
+)
+from memory_plugins.eval.extraction_format import load_corpus
 from memory_plugins.eval.harness import DEFAULT_EMBEDDER, LEXICAL
 from memory_plugins.eval.locomo import DEFAULT_CATEGORIES, LocomoReport, run_locomo
 from memory_plugins.eval.locomo_format import load_exclude, load_locomo
@@ -37,7 +51,7 @@ from memory_plugins.eval.scores import scoring_policy
 
 __all__ = ["register", "run"]
 
-SUITES = ("behaviour", "retrieval", "locomo")
+SUITES = ("behaviour", "retrieval", "locomo", "extraction")
 EXIT_PASSED = 0
 EXIT_FAILED = 1
 
@@ -76,6 +90,30 @@ def register(subparsers: Any) -> None:
         metavar="LIST",
         help="locomo: question categories, comma-separated (default 1,2,3,4)",
     )
+    extraction = parser.add_argument_group("extraction")
+    extraction.add_argument(
+        "--extractor",
+        metavar="NAME",
+        help="extraction: the extractor to measure (default: the configured one, else rules)",
+    )
+    extraction.add_argument(
+        "--subset", metavar="TAG", help="extraction: only conversations tagged TAG"
+    )
+    extraction.add_argument(
+        "--k", type=int, default=DEFAULT_K, help=f"extraction: recall@k (default {DEFAULT_K})"
+    )
+    extraction.add_argument(
+        "--min-recall",
+        type=float,
+        default=ExtractionGates().recall_at_k,
+        help="extraction: the recall@k gate",
+    )
+    extraction.add_argument(
+        "--min-precision",
+        type=float,
+        default=ExtractionGates().precision,
+        help="extraction: the precision gate",
+    )
     parser.add_argument(
         "--conversations",
         metavar="LIST",
@@ -108,6 +146,8 @@ def run(ctx: CommandContext) -> int:
         return _behaviour(ctx)
     if args.suite == "retrieval":
         return _retrieval(ctx)
+    if args.suite == "extraction":
+        return _extraction(ctx)
     return _locomo(ctx)
 
 
@@ -183,6 +223,36 @@ def _locomo(ctx: CommandContext) -> int:
         ctx.out.document({**document, "report": str(report_path)})
     else:
         _render_locomo(ctx.out, report)
+        ctx.out.line(f"report: {report_path}")
+    return EXIT_PASSED if report.passed else EXIT_FAILED
+
+
+def _extraction(ctx: CommandContext) -> int:
+    args = ctx.args
+    if not 1 <= args.k <= 100:
+        raise ValidationError("--k", "must be in 1..100")
+    for name, value in (("--min-recall", args.min_recall), ("--min-precision", args.min_precision)):
+        if not 0.0 <= value <= 1.0:
+            raise ValidationError(name, "must be in [0, 1]")
+    path = args.files[0]
+    corpus = load_corpus(path).subset(args.subset)
+    report = asyncio.run(
+        run_extraction(
+            corpus,
+            path=path,
+            embedder=(args.embedder or [DEFAULT_EMBEDDER])[0],
+            base=ctx.config,
+            extractor=args.extractor,
+            k=args.k,
+            gates=ExtractionGates(recall_at_k=args.min_recall, precision=args.min_precision),
+        )
+    )
+    document = {**report.document(), "run": machine()}
+    report_path = _write_report(ctx, document)
+    if ctx.out.json_mode:
+        ctx.out.document({**document, "report": str(report_path)})
+    else:
+        _render_extraction(ctx.out, report)
         ctx.out.line(f"report: {report_path}")
     return EXIT_PASSED if report.passed else EXIT_FAILED
 
@@ -321,6 +391,34 @@ def _render_locomo(out: Output, report: LocomoReport) -> None:
         ],
         title="per category",
     )
+    _render_gates(out, report.gates)
+
+
+def _render_extraction(out: Output, report: ExtractionReport) -> None:
+    embedder = "FTS only" if report.embedder == LEXICAL else report.embedder
+    out.table(
+        ["category", "facts", "stored", "recall", f"R@{report.k}", "silent msgs", "claims",
+         "wrong", "precision"],
+        [
+            [r.category, r.expected, r.stored, _f(r.recall) if r.expected else "-",
+             _f(r.recall_at_k) if r.current else "-", r.silent, r.claims, r.wrong,
+             _f(r.precision) if r.claims else "-"]
+            for r in (*report.categories, report.total)
+        ],
+        title=(
+            f"{report.file} — extractor {report.extractor}, {embedder}: "
+            f"{report.conversations} conversations, {report.messages} messages"
+        ),
+    )  # fmt: skip
+    out.line(
+        f"episodic claims: {report.episodic_claims}, of them kept utterances: "
+        f"{report.verbatim_claims}; kept utterances in recall results they do not answer: "
+        f"{report.kept_in_recall} of {report.recalled_items}"
+    )
+    for miss in report.misses[:40]:
+        out.line(f"  {miss.kind} [{miss.category}] {miss.message!r} -> {miss.detail}")
+    if len(report.misses) > 40:
+        out.line(f"  … and {len(report.misses) - 40} more in the report file")
     _render_gates(out, report.gates)
 
 

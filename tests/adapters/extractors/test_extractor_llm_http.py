@@ -17,6 +17,7 @@ from extractor_support import MakeRequest
 import memory_plugins.builtin.extractors as builtin_extractors
 import memory_plugins.builtin.text_providers as builtin_text_providers
 from memory_adapters.clocks import MonotonicClock
+from memory_adapters.extractors.llm_schema import EXTRACTION_SCHEMA
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.temporal import Precision, TemporalKind
 from memory_core.ports.extraction import ExtractionRequest, ExtractionResult, Extractor
@@ -60,6 +61,9 @@ class ProviderContext(FactoryContext):
 class _ChatServer(ThreadingHTTPServer):
     daemon_threads = True
     bodies: list[dict[str, object]]
+    # The one response_format this server takes ("none": it refuses any), like local
+    # servers that support one mode each; None: it takes them all.
+    accepts: str | None = None
 
 
 class _ChatHandler(BaseHTTPRequestHandler):
@@ -69,6 +73,10 @@ class _ChatHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(length))
         self.server.bodies.append({"path": self.path, **body})
+        asked = body.get("response_format", {"type": "none"})["type"]
+        if self.server.accepts is not None and asked != self.server.accepts:
+            self._send(400, {"error": {"message": f"response_format {asked} is not supported"}})
+            return
         answer = {
             "id": "chatcmpl-1",
             "object": "chat.completion",
@@ -80,8 +88,11 @@ class _ChatHandler(BaseHTTPRequestHandler):
                 }
             ],
         }
-        data = json.dumps(answer).encode("utf-8")
-        self.send_response(200)
+        self._send(200, answer)
+
+    def _send(self, status: int, document: dict[str, object]) -> None:
+        data = json.dumps(document).encode("utf-8")
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -151,7 +162,9 @@ def test_llm_extractor_end_to_end_over_a_loopback_openai_compatible_server(
     assert sent["path"] == "/v1/chat/completions"
     assert sent["model"] == "local-test"
     assert sent["temperature"] == 0.2
-    assert sent["response_format"] == {"type": "json_object"}
+    asked = sent["response_format"]
+    assert asked["type"] == "json_schema" and asked["json_schema"]["strict"] is True
+    assert asked["json_schema"]["schema"] == dict(EXTRACTION_SCHEMA.schema)
     assert API_KEY not in json.dumps(sent)
 
     (claim,) = result.candidates
@@ -160,3 +173,58 @@ def test_llm_extractor_end_to_end_over_a_loopback_openai_compatible_server(
     assert claim.source_entry_ids == ("m1", "m2", "m3")
     assert [s.content for s in result.suggestions] == ["Answer in German."]
     assert [reason.value for reason in result.rejected] == ["invalid-temporal"]
+
+
+@pytest.mark.parametrize(
+    ("accepts", "asked"),
+    [
+        ("json_schema", ["json_schema"]),
+        ("json_object", ["json_schema", "json_object"]),
+        ("none", ["json_schema", "json_object", "none"]),
+    ],
+)
+def test_structured_output_falls_back_until_the_server_accepts_a_form(
+    chat_server: _ChatServer,
+    make_request: MakeRequest,
+    tmp_path: Path,
+    accepts: str,
+    asked: list[str],
+) -> None:
+    """json_schema (strict) first, then json_object, then the prompt alone with tolerant
+    parsing (the answer comes back fenced); the form that worked is kept for the next call."""
+    chat_server.accepts = accepts
+    host, port = chat_server.server_address[:2]
+    request = make_request([("user", "I'm flying to Lisbon on Friday.")])
+
+    async def twice() -> list[ExtractionResult]:
+        registry = load_plugins(
+            strict=True, entry_points=False, plugins=[builtin_text_providers, builtin_extractors]
+        ).registry
+        options = {"base_url": f"http://{host}:{port}", "model": "local-test"}
+        provider = registry.create_text_provider(
+            "openai-compatible", FactoryContext(data_dir=tmp_path, options=options)
+        )
+        extractor = registry.create_extractor(
+            "llm",
+            ProviderContext(
+                data_dir=tmp_path,
+                options={"text_provider": "openai-compatible"},
+                text_provider=provider,
+            ),
+        )
+        try:
+            deadline = Deadline.after(MonotonicClock(), 10.0)
+            return [
+                await extractor.extract(request, deadline=deadline, cancel=CancellationToken())
+                for _ in range(2)
+            ]
+        finally:
+            await provider.aclose()
+
+    first, second = asyncio.run(twice())
+    sent = [body.get("response_format", {"type": "none"})["type"] for body in chat_server.bodies]
+    assert sent == [*asked, accepts]  # the second extraction asks in the accepted form at once
+    for result in (first, second):
+        assert [c.content for c in result.candidates] == [
+            "The user plans a trip to Lisbon on 2026-12-04."
+        ]

@@ -165,5 +165,5 @@ def test_a_rejected_chat_names_the_status_and_hides_the_key(server) -> None:
 
 def test_an_unknown_json_mode_is_refused() -> None:
     with pytest.raises(ValidationError) as caught:
-        openai("http://h", json_mode="json_schema")
+        openai("http://h", json_mode="xml")
     assert caught.value.field == "json_mode"

@@ -224,3 +224,35 @@ def test_a_naive_created_at_is_an_error_naming_the_field(tmp_path: Path) -> None
     )
     with pytest.raises(TapeFormatError, match="created_at"):
         JsonlTape(path)
+
+
+def test_integer_ids_are_kept_as_their_decimal_strings(tmp_path: Path, call) -> None:
+    """R-HOST-3: a host keyed by integers writes `"id": 7`; a replacement naming message 7
+    finds it, and appends after it write the ids back as strings."""
+    path = tmp_path / "tape.jsonl"
+    path.write_text(
+        '{"id":7,"session":42,"order_seq":1,"role":"user","content":"first"}\n'
+        '{"id":8,"session":42,"kind":"replacement","message_id":7,"content":"edited"}\n',
+        encoding="utf-8",
+    )
+    with JsonlTape(path) as tape:
+        (entry,) = call(tape.get_by_session, "42")
+        assert (entry.id, entry.session_id, entry.content) == ("7", "42", "edited")
+        tape.retract("42", "7")
+        assert call(tape.get_by_session, "42") == ()
+    assert _lines(path)[-1]["message_id"] == "7"
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('{"id":true,"session":"s","order_seq":1,"role":"user","content":"x"}', "id"),
+        ('{"id":1.5,"session":"s","order_seq":1,"role":"user","content":"x"}', "id"),
+        ('{"id":"m","session":["s"],"order_seq":1,"role":"user","content":"x"}', "session"),
+    ],
+)
+def test_other_id_types_are_errors_naming_the_field(tmp_path: Path, line: str, field: str) -> None:
+    path = tmp_path / "tape.jsonl"
+    path.write_text(line + "\n" + line.replace('"x"', '"y"') + "\n", encoding="utf-8")
+    with pytest.raises(TapeFormatError, match=field):
+        JsonlTape(path)

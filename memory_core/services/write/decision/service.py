@@ -353,7 +353,10 @@ class DecisionService:
         context, tally = plan.context, _Tally()
         tally.rejected.update(plan.rejected)
         adds: list[ClaimDraft] = []
-        for write in plan.writes:
+        # In the order things were said, so that of two states of one slot in one batch the
+        # later-said one is written last and retires the earlier (stable: ties keep the
+        # extractor's order).
+        for write in sorted(plan.writes, key=_said_order):
             action = write.action
             if action is DecisionAction.NOOP:
                 tally.noop += 1
@@ -466,8 +469,7 @@ class DecisionService:
                 return
             if holder.id == successor:
                 return
-            said_at = context.said_at or context.now
-            if successor is None and _predates(draft, holder, said_at=said_at):
+            if successor is None and _predates(draft, holder, said_at=context.said_at):
                 # Older evidence — a replayed or belated message about an earlier time —
                 # never retires the state that followed it (R-TIME-1): "lived in Paris"
                 # dated March does not undo "lives in Berlin" since April.
@@ -564,12 +566,31 @@ def _planned(draft: ClaimDraft, decision: Decision, neighbours: Sequence[Claim])
     return PlannedWrite(action=action, draft=merged, target=target)
 
 
-def _predates(draft: ClaimDraft, holder: Claim, *, said_at: datetime) -> bool:
-    """The draft is older evidence than the live holder: its messages were said before the
-    holder was learned (a backdated import), or its validity starts before the holder's
-    known start. A holder whose start has precision `unknown` only says when it was heard,
-    not when it began, so that start never blocks a correction."""
-    if said_at < holder.created_at:
+def _said_order(write: PlannedWrite) -> int:
+    seq = write.draft.source.last_order_seq
+    return -1 if seq is None else seq
+
+
+def _predates(draft: ClaimDraft, holder: Claim, *, said_at: datetime | None) -> bool:
+    """The draft is older evidence than the live holder.
+
+    Within one session the message order decides: a holder said later is newer, one said
+    earlier — in this very batch too — is not, whenever either was written. Across sessions,
+    a draft whose messages are dated (`said_at`, a backdated import) before the holder was
+    learned is older; an undated draft was said now and is never older by time. Either way,
+    a draft whose validity starts before the holder's known start is older. A holder whose
+    start has precision `unknown` only says when it was heard, not when it began, so that
+    start never blocks a correction."""
+    same_session = (
+        draft.source.session_id is not None
+        and draft.source.session_id == holder.source.session_id
+        and draft.source.last_order_seq is not None
+        and holder.source.last_order_seq is not None
+    )
+    if same_session:
+        if draft.source.last_order_seq < holder.source.last_order_seq:  # type: ignore[operator]
+            return True
+    elif said_at is not None and said_at < holder.created_at:
         return True
     start = draft.temporal.interval.valid_from
     held = holder.temporal.interval.valid_from

@@ -365,13 +365,16 @@ class IngestionRuntime:
             )
             for part in chunk.parts
         )
+        # Unknown when said means said now: dates resolve against the clock, and the write
+        # decision orders by message order alone (never by a clock read before extraction,
+        # which would make holders written later in this same pass look newer).
         said_at = _said_at(chunk, s.domain_clock.now())
         result = await s.extractor.extract(
             ExtractionRequest(
                 agent_id=self.agent_id,
                 session_id=self.session_id,
                 entries=entries,
-                reference_time=said_at,
+                reference_time=said_at or s.domain_clock.now(),
                 timezone=s.domain_clock.timezone(),
             ),
             deadline=self._deadline(s.policy.extraction_seconds),
@@ -599,10 +602,11 @@ class IngestionRuntime:
                 _log.warning("ingestion report hook failed: %s", type(exc).__name__)
 
 
-def _said_at(chunk: Chunk, now: datetime) -> datetime:
-    """When the chunk was said: the `created_at` of its last message that has one, else
-    `now`; never later than `now` (a host clock ahead of ours does not date the future)."""
+def _said_at(chunk: Chunk, now: datetime) -> datetime | None:
+    """When the chunk was said: the `created_at` of its last message that has one, never
+    later than `now` (a host clock ahead of ours does not date the future); None when no
+    message says (then it was said now)."""
     for part in reversed(chunk.parts):
         if part.created_at is not None:
             return min(part.created_at, now)
-    return now
+    return None

@@ -1,0 +1,48 @@
+"""Which sentences state something: questions, hypotheticals and sarcasm are not the user's
+facts, whatever they contain.
+
+"Should I move to Berlin?", "If I moved to Tokyo, would I need a visa?", "I might move to
+Seoul someday" and "Yeah right, I'm a billionaire" all hold a clause a fact rule would take;
+they are screened out before any rule runs, a sentence at a time (sarcasm: the whole
+message, since its marker colours what follows). Preferences phrased with "would" ("I'd
+rather have tea") are statements and stay.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["is_sarcastic", "is_statement"]
+
+_QUESTION_OPENING = re.compile(
+    r"(?:do|does|did|am|is|are|was|were|can|could|should|would|will|shall|have|has|may)\s+"
+    r"(?:I|you|we|my|it|there)\b|(?:what|where|when|who|whose|why|how|which)(?:'s|\s+(?:do"
+    r"|does|did|is|are|was|were|can|could|should|would|will|about|if|kind|sort)\b)",
+    re.IGNORECASE,
+)
+_HYPOTHETICAL = re.compile(
+    r"^(?:(?:so|and|but|ok|okay|well|hmm),?\s+)?(?:if|suppose|supposing|imagine|assuming"
+    r"|what\s+if|let's\s+say|let\s+us\s+say|say|pretend|hypothetically|in\s+(?:a|my|the)\s+"
+    r"(?:story|game|novel|dream|script))\b"
+    r"|\b(?:I|we)\s+(?:might|may|could|wish)\b|\bwould\s+(?:I|we)\b"
+    r"|\b(?:maybe|perhaps|someday|some\s+day|one\s+day|not\s+sure\s+if|thinking\s+about"
+    r"\s+maybe)\b",
+    re.IGNORECASE,
+)
+_SARCASM = re.compile(
+    r"^\W*(?:oh\s+(?:great|joy|wonderful|brilliant|sure|fantastic)|great,?\s+just\s+great"
+    r"|yeah,?\s+right|as\s+if|just\s+what\s+I\s+needed|wow,?\s+(?:great|thanks))\b",
+    re.IGNORECASE,
+)
+
+
+def is_statement(sentence: str) -> bool:
+    """`sentence` states something: no question, no hypothetical."""
+    text = sentence.strip()
+    if text.endswith("?") or _QUESTION_OPENING.match(text):
+        return False
+    return _HYPOTHETICAL.search(text) is None
+
+
+def is_sarcastic(message: str) -> bool:
+    return _SARCASM.match(message) is not None
