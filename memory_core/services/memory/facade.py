@@ -19,6 +19,7 @@ from memory_core.services.memory.controls import MemoryControls
 from memory_core.services.memory.diagnostics import MemoryDiagnostics
 from memory_core.services.memory.directives import MemoryDirectives
 from memory_core.services.memory.rankings import MemoryRankings
+from memory_core.services.memory.records import MemoryRecords
 from memory_core.services.memory.tools import MemoryTools
 from memory_core.services.memory.upkeep import MemoryUpkeep
 from memory_core.services.read.runtime import MemoryRuntime
@@ -29,6 +30,7 @@ __all__ = ["MemoryService"]
 
 class MemoryService(
     MemoryTools,
+    MemoryRecords,
     MemoryControls,
     MemoryDirectives,
     MemoryUpkeep,

@@ -41,6 +41,7 @@ from memory_plugins.cli import (
     demo_cmd,
     doctor_cmd,
     eval_cmd,
+    history_cmd,
     ingest_cmd,
     plugins_cmd,
     recall_cmd,
@@ -74,6 +75,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     doctor_cmd,
     eval_cmd,
     benchmark_cmd,
+    history_cmd,
 )
 
 EXIT_OK = 0
