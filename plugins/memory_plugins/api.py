@@ -240,6 +240,8 @@ class SyncMemory:
         query: str,
         *,
         session_id: str | None = None,
+        user_id: str | None = None,
+        project_id: str | None = None,
         top_k: int | None = None,
         purpose: RetrievalPurpose = RetrievalPurpose.RECALL,
         deadline: Deadline | None = None,
@@ -250,6 +252,8 @@ class SyncMemory:
                 agent_id,
                 query,
                 session_id=session_id,
+                user_id=user_id,
+                project_id=project_id,
                 top_k=top_k,
                 purpose=purpose,
                 deadline=deadline,
@@ -266,9 +270,16 @@ class SyncMemory:
         session_id: str | None,
         name: str,
         arguments: str | Mapping[str, Any] | None,
+        *,
+        user_id: str | None = None,
+        project_id: str | None = None,
     ) -> dict[str, Any]:
         """`memory_plugins.tools.handle_tool_call` on this memory."""
-        return self.run(lambda m: handle_tool_call(m, agent_id, session_id, name, arguments))
+        return self.run(
+            lambda m: handle_tool_call(
+                m, agent_id, session_id, name, arguments, user_id=user_id, project_id=project_id
+            )
+        )
 
     # --- the user's view and controls ---------------------------------------------------
     def get(self, agent_id: str, claim_id: str) -> Claim:
@@ -413,11 +424,16 @@ class SyncMemory:
         *,
         budget_tokens: int | None = None,
         kind: SessionKind | str = SessionKind.MAIN,
+        user_id: str | None = None,
+        project_id: str | None = None,
     ) -> TurnContribution:
-        """The session's contribution for this user message (see `MemoryRuntime`)."""
+        """The session's contribution for this user message (see `MemoryRuntime`); the
+        session recalls the claims of `user_id` and `project_id` too (R-SCOPE-1)."""
 
         async def work(memory: MemoryService) -> TurnContribution:
-            runtime = memory.session(agent_id, session_id, kind=kind)
+            runtime = memory.session(
+                agent_id, session_id, kind=kind, user_id=user_id, project_id=project_id
+            )
             return await runtime.prepare_turn(message_id, user_text, budget_tokens=budget_tokens)
 
         return self.run(work)
@@ -429,12 +445,17 @@ class SyncMemory:
         outcome: TurnOutcome,
         *,
         kind: SessionKind | str = SessionKind.MAIN,
+        user_id: str | None = None,
+        project_id: str | None = None,
     ) -> bool:
         """Report a settled turn; extraction (if admitted) continues in the background."""
 
         async def work(memory: MemoryService) -> bool:
             # On the loop: the runtime spawns the extraction task on the running loop.
-            return memory.session(agent_id, session_id, kind=kind).after_turn_settled(outcome)
+            runtime = memory.session(
+                agent_id, session_id, kind=kind, user_id=user_id, project_id=project_id
+            )
+            return runtime.after_turn_settled(outcome)
 
         return self.run(work)
 

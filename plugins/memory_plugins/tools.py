@@ -32,9 +32,10 @@ from memory_core.domain.errors import (
     SecretRejected,
     ValidationError,
 )
-from memory_core.domain.scope import validate_agent_id
-from memory_core.domain.validation import check_session_id, check_text
+from memory_core.domain.scope import ScopeContext, validate_agent_id
+from memory_core.domain.validation import check_text
 from memory_core.services.memory import MemoryService, RememberStatus
+from memory_core.services.memory.parts import scope_context
 
 __all__ = [
     "TOOL_DEFINITIONS",
@@ -169,8 +170,15 @@ async def handle_tool_call(
     session_id: str | None,
     name: str,
     arguments: str | Mapping[str, Any] | None,
+    *,
+    user_id: str | None = None,
+    project_id: str | None = None,
 ) -> dict[str, Any]:
     """Run one tool call of the model for `agent_id` and return its JSON-ready result.
+
+    `user_id` and `project_id` are the host's, never the model's: recall sees their claims
+    besides the agent's and the session's, and a fact the model saves goes to the user's
+    scope (else the project's, else the agent's) so another user never reads it (R-SCOPE-1).
 
     `arguments` is what the model sent: a JSON object, as text (OpenAI's `arguments`) or
     already parsed. Mistakes of the model (unknown tool, bad arguments, an unknown id) come
@@ -178,7 +186,7 @@ async def handle_tool_call(
     raises ValidationError, as does a bad `session_id`.
     """
     validate_agent_id(agent_id)
-    check_session_id(session_id)
+    context = scope_context(session_id, user_id, project_id)
     if name not in TOOL_NAMES:
         result = _error("unknown_tool", f"No tool named {name!r}; use one of {sorted(TOOL_NAMES)}.")
     else:
@@ -186,22 +194,22 @@ async def handle_tool_call(
         if isinstance(parsed, ToolResult):
             result = parsed
         else:
-            result = await _run(memory, agent_id, session_id, name, parsed)
+            result = await _run(memory, agent_id, context, name, parsed)
     return _converter.unstructure(result)
 
 
 async def _run(
     memory: MemoryService,
     agent_id: str,
-    session_id: str | None,
+    context: ScopeContext,
     name: str,
     arguments: Mapping[str, Any],
 ) -> ToolResult:
     try:
         if name == "memory_remember":
-            return await _remember(memory, agent_id, session_id, arguments["content"])
+            return await _remember(memory, agent_id, context, arguments["content"])
         if name == "memory_recall":
-            return await _recall(memory, agent_id, session_id, arguments)
+            return await _recall(memory, agent_id, context, arguments)
         return await _forget(memory, agent_id, arguments["memory_id"])
     except SecretRejected as exc:
         return _error(
@@ -220,9 +228,11 @@ async def _run(
 
 
 async def _remember(
-    memory: MemoryService, agent_id: str, session_id: str | None, content: str
+    memory: MemoryService, agent_id: str, context: ScopeContext, content: str
 ) -> ToolResult:
-    outcome = await memory.remember(agent_id, content, session_id=session_id)
+    outcome = await memory.remember(
+        agent_id, content, session_id=context.session_id, scope=context.write_scope()
+    )
     if outcome.status is RememberStatus.REQUIRES_USER_REAUTHORIZATION:
         return _error(
             outcome.status.value,
@@ -237,10 +247,15 @@ async def _remember(
 
 
 async def _recall(
-    memory: MemoryService, agent_id: str, session_id: str | None, arguments: Mapping[str, Any]
+    memory: MemoryService, agent_id: str, context: ScopeContext, arguments: Mapping[str, Any]
 ) -> ToolResult:
     result = await memory.recall(
-        agent_id, arguments["query"], session_id=session_id, top_k=arguments.get("top_k")
+        agent_id,
+        arguments["query"],
+        session_id=context.session_id,
+        user_id=context.user_id,
+        project_id=context.project_id,
+        top_k=arguments.get("top_k"),
     )
     memories = tuple(
         RecalledMemoryView(

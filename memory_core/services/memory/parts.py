@@ -8,7 +8,9 @@ class, so a host still holds one flat facade while each group stays one small mo
 from __future__ import annotations
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.domain.scope import validate_agent_id
+from memory_core.domain.errors import ValidationError
+from memory_core.domain.scope import ScopeContext, validate_agent_id
+from memory_core.domain.validation import check_session_id
 from memory_core.ports.claims import ClaimStore
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.scheduler import TaskHandle, TaskScheduler
@@ -22,7 +24,19 @@ from memory_core.services.write.ingestion.service import IngestionRuntime, Inges
 from memory_core.services.write.ingestion.types import SessionKind
 from memory_core.settings import MemorySettings
 
-__all__ = ["MemoryParts"]
+__all__ = ["MemoryParts", "scope_context"]
+
+
+def scope_context(
+    session_id: object = None, user_id: object = None, project_id: object = None
+) -> ScopeContext:
+    """The caller's scope ids, checked at the boundary (R-DOM-4, R-SCOPE-1): each None or an
+    id naming exactly one scope — an id with surrounding whitespace would be another user's."""
+    return ScopeContext(
+        session_id=check_session_id(session_id, "session_id"),
+        user_id=check_session_id(user_id, "user_id"),
+        project_id=check_session_id(project_id, "project_id"),
+    )
 
 
 class MemoryParts:
@@ -57,12 +71,30 @@ class MemoryParts:
 
     # --- sessions -------------------------------------------------------------------------
     def session(
-        self, agent_id: str, session_id: str, *, kind: SessionKind | str = SessionKind.MAIN
+        self,
+        agent_id: str,
+        session_id: str,
+        *,
+        kind: SessionKind | str = SessionKind.MAIN,
+        user_id: str | None = None,
+        project_id: str | None = None,
     ) -> MemoryRuntime:
-        """The runtime of one session; the same object for the same (agent, session)."""
+        """The runtime of one session; the same object for the same (agent, session). Its
+        turns recall the agent's claims plus those of this session, user and project."""
         validate_agent_id(agent_id)
+        context = scope_context(session_id, user_id, project_id)
         key = (agent_id, session_id)
         runtime = self._sessions.get(key)
+        if runtime is not None:
+            # One conversation serves one user and project. Asking again without them finds
+            # the session as it was opened; naming others would read the first one's scope
+            # through the cached runtime.
+            for field, asked, bound in (
+                ("user_id", context.user_id, runtime.scope.user_id),
+                ("project_id", context.project_id, runtime.scope.project_id),
+            ):
+                if asked is not None and asked != bound:
+                    raise ValidationError(field, "this session is open for another one")
         if runtime is None:
             ingestion = (
                 IngestionRuntime(
@@ -78,6 +110,7 @@ class MemoryParts:
                 agent_id=agent_id,
                 session_id=session_id,
                 kind=SessionKind(kind),
+                scope=context,
                 store=self.store,
                 retrieval=self.retrieval,
                 anchors=self._anchors,

@@ -19,7 +19,7 @@ from memory_core.domain.claims import (
     ClaimSource,
     WriteOrigin,
 )
-from memory_core.domain.scope import Scope, ScopeContext, validate_agent_id
+from memory_core.domain.scope import Scope, validate_agent_id
 from memory_core.domain.temporal import ATEMPORAL, TemporalMetadata
 from memory_core.domain.validation import (
     check_bool,
@@ -32,7 +32,7 @@ from memory_core.domain.validation import (
     check_text,
 )
 from memory_core.ports.claims import InsertStatus
-from memory_core.services.memory.parts import MemoryParts
+from memory_core.services.memory.parts import MemoryParts, scope_context
 from memory_core.services.read.retrieval.service import (
     RetrievalPurpose,
     RetrievalRequest,
@@ -139,11 +139,16 @@ class MemoryTools(MemoryParts):
         query: str,
         *,
         session_id: str | None = None,
+        user_id: str | None = None,
+        project_id: str | None = None,
         top_k: int | None = None,
         purpose: RetrievalPurpose = RetrievalPurpose.RECALL,
         deadline: Deadline | None = None,
         cancel: CancellationToken | None = None,
     ) -> RetrievalResult:
+        """The owner's claims relevant to `query`: Agent scope, plus the scopes whose ids
+        the caller names — a user-scoped claim is found only with its `user_id`, a
+        project-scoped one only with its `project_id` (R-SCOPE-1)."""
         validate_agent_id(agent_id)
         return await self.retrieval.retrieve(
             RetrievalRequest(
@@ -151,7 +156,7 @@ class MemoryTools(MemoryParts):
                 query=check_text(query, "query"),
                 purpose=check_enum(purpose, RetrievalPurpose, "purpose"),
                 top_k=None if top_k is None else check_int(top_k, "top_k", minimum=1),
-                context=ScopeContext(session_id=check_session_id(session_id)),
+                context=scope_context(session_id, user_id, project_id),
             ),
             deadline=deadline or self._deadline(self.settings.prepare_turn_deadline_ms / 1000),
             cancel=cancel or CancellationToken(),

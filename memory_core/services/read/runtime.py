@@ -156,6 +156,7 @@ class MemoryRuntime:
         session_id: str,
         kind: SessionKind,
         store: RuntimeStore,
+        scope: ScopeContext | None = None,
         retrieval: RetrievalService,
         anchors: TapeAnchorWriter | None,
         domain_clock: DomainClock,
@@ -168,6 +169,9 @@ class MemoryRuntime:
         self.agent_id = agent_id
         self.session_id = session_id
         self.kind = SessionKind(kind)
+        # What the turn may recall beyond Agent scope (R-SCOPE-1): this session, and the
+        # user and project the host opened it for.
+        self.scope = scope or ScopeContext(session_id=session_id)
         self._store = store
         self._retrieval = retrieval
         self._clock = domain_clock
@@ -305,7 +309,7 @@ class MemoryRuntime:
                 agent_id=self.agent_id,
                 query=user_text,
                 purpose=RetrievalPurpose.INJECTION,
-                context=ScopeContext(session_id=self.session_id),
+                context=self.scope,
             ),
             deadline=deadline,
             cancel=cancel,
