@@ -122,6 +122,9 @@ class MemoryParts:
                 ingestion=ingestion,
             )
             self._sessions[key] = runtime
+            # The agent's first turn should not be the one that finds the vectors cold:
+            # warm up now, in the background and under its deadline (R-VEC-4).
+            self._warm_in_background(agent_id)
         return runtime
 
     async def aclose(self) -> None:
@@ -164,7 +167,26 @@ class MemoryParts:
             )
 
     async def _embed_quietly(self, agent_id: str) -> None:
+        await self._embed_and_certify(agent_id)
+
+    async def _embed_and_certify(self, agent_id: str) -> None:
+        """Embed what is pending, then earn the ready certificate if the agent has none.
+
+        A new agent's warm-up finds no namespace (nothing embedded yet) and stays cold; the
+        first claims it embeds would then wait for the next cold turn to request another
+        warm-up, and the turn after that to be hybrid. Certifying right after the first
+        embedding makes the next turn hybrid (R-VEC-4)."""
         await self.embed_pending(agent_id)
+        if self.index.enabled and self.index.certificate(agent_id) is None:
+            await self.index.warm(
+                agent_id,
+                deadline=self._deadline(self.settings.embedding_pass_seconds),
+                cancel=CancellationToken(),
+            )
+
+    def _warm_in_background(self, agent_id: str) -> None:
+        if self.index.certificate(agent_id) is None:
+            self.index.request_warm(agent_id, seconds=self.settings.embedding_pass_seconds)
 
     def _deadline(self, seconds: float) -> Deadline:
         return Deadline.after(self._infra, seconds)

@@ -53,9 +53,9 @@ class MemoryUpkeep(MemoryParts):
         return len(self.store.list_pending_embeddings(agent_id, limit=_COUNT_LIMIT))
 
     async def on_committed(self, agent_id: str, claim_ids: Sequence[str]) -> None:
-        """Ingestion's commit hook: embed the new claims."""
+        """Ingestion's commit hook: embed the new claims (and certify a new agent)."""
         if claim_ids:
-            await self.embed_pending(agent_id)
+            await self._embed_and_certify(agent_id)
 
     async def reindex(
         self, agent_id: str, *, progress: Callable[[int, int], None] | None = None
