@@ -7,6 +7,11 @@ class, so a host still holds one flat facade while each group stays one small mo
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+
+import attrs
+
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.errors import ValidationError
 from memory_core.domain.scope import ScopeContext, validate_agent_id
@@ -15,13 +20,20 @@ from memory_core.ports.claims import ClaimStore
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.scheduler import TaskHandle, TaskScheduler
 from memory_core.ports.tape import TapeAnchorWriter
+from memory_core.ports.telemetry import Attributes, SpanName, Telemetry, TelemetrySpan
+from memory_core.services.memory.observability import (
+    IngestionTimer,
+    ObservedRuntime,
+    memory_attributes,
+    timed_operation,
+)
 from memory_core.services.providers.gateway.service import ProviderGateway
 from memory_core.services.read.retrieval.service import RetrievalService
 from memory_core.services.read.runtime import MemoryRuntime
 from memory_core.services.vectors.index import VectorIndex
 from memory_core.services.write.fences import WriteCoordinator
 from memory_core.services.write.ingestion.service import IngestionRuntime, IngestionServices
-from memory_core.services.write.ingestion.types import SessionKind
+from memory_core.services.write.ingestion.types import IngestionReport, SessionKind
 from memory_core.settings import MemorySettings
 
 __all__ = ["MemoryParts", "scope_context"]
@@ -39,6 +51,19 @@ def scope_context(
     )
 
 
+def _both(
+    first: Callable[[IngestionReport], None] | None, second: Callable[[IngestionReport], None]
+) -> Callable[[IngestionReport], None]:
+    if first is None:
+        return second
+
+    def both(report: IngestionReport) -> None:
+        first(report)
+        second(report)
+
+    return both
+
+
 class MemoryParts:
     def __init__(
         self,
@@ -52,6 +77,7 @@ class MemoryParts:
         domain_clock: DomainClock,
         infra_clock: InfraClock,
         settings: MemorySettings,
+        telemetry: Telemetry,
         anchors: TapeAnchorWriter | None = None,
         ingestion: IngestionServices | None = None,
     ) -> None:
@@ -65,6 +91,13 @@ class MemoryParts:
         self._clock = domain_clock
         self._infra = infra_clock
         self._anchors = anchors
+        self._telemetry = telemetry
+        self._ingestion_timer = IngestionTimer(telemetry, infra_clock)
+        if ingestion is not None:
+            # Every pass's report also ends its span (the host's own hook still hears it).
+            ingestion = attrs.evolve(
+                ingestion, on_report=_both(ingestion.on_report, self._ingestion_timer.reported)
+            )
         self._ingestion = ingestion
         self._sessions: dict[tuple[str, str], MemoryRuntime] = {}
         self._background: list[TaskHandle] = []
@@ -106,7 +139,9 @@ class MemoryParts:
                 if self._ingestion is not None
                 else None
             )
-            runtime = MemoryRuntime(
+            runtime = ObservedRuntime(
+                telemetry=self._telemetry,
+                timer=self._ingestion_timer,
                 agent_id=agent_id,
                 session_id=session_id,
                 kind=SessionKind(kind),
@@ -187,6 +222,13 @@ class MemoryParts:
     def _warm_in_background(self, agent_id: str) -> None:
         if self.index.certificate(agent_id) is None:
             self.index.request_warm(agent_id, seconds=self.settings.embedding_pass_seconds)
+
+    def _operation(
+        self, name: SpanName, operation: str, agent_id: str, extra: Attributes | None = None
+    ) -> AbstractContextManager[TelemetrySpan]:
+        """A span and a duration for one user-facing operation (GenAI memory names)."""
+        attributes = {**memory_attributes(operation, agent_id), **(extra or {})}
+        return timed_operation(self._telemetry, self._infra, name, attributes)
 
     def _deadline(self, seconds: float) -> Deadline:
         return Deadline.after(self._infra, seconds)

@@ -29,6 +29,7 @@ from memory_core.domain.validation import (
     check_text,
 )
 from memory_core.ports.claims import Derivation
+from memory_core.ports.telemetry import SpanName
 from memory_core.services.memory.parts import MemoryParts
 
 __all__ = [
@@ -155,28 +156,31 @@ class MemoryRecords(MemoryParts):
         content = check_text(content, "content")
         if expected_revision is not None:
             check_int(expected_revision, "expected_revision", minimum=1)
-        async with self._coordinator.exclusive(agent_id):
-            revision = (
-                self.store.get(agent_id, claim_id).revision
-                if expected_revision is None
-                else expected_revision
-            )
-            edited = self.store.update_content(
-                agent_id,
-                claim_id,
-                expected_revision=revision,
-                content=content,
-                now=self._clock.now(),
-            )
-        if edited.id != claim_id:
-            # The old row is retired: its vector would only be an orphan until the next
-            # warm-up, so it goes now, as on forget.
-            await self.index.forget(
-                agent_id,
-                [claim_id],
-                deadline=self._deadline(self.settings.vector_clear_seconds),
-                cancel=CancellationToken(),
-            )
+        record = {"gen_ai.memory.record.id": claim_id}
+        with self._operation(SpanName.UPDATE, "update_memory", agent_id, record) as span:
+            async with self._coordinator.exclusive(agent_id):
+                revision = (
+                    self.store.get(agent_id, claim_id).revision
+                    if expected_revision is None
+                    else expected_revision
+                )
+                edited = self.store.update_content(
+                    agent_id,
+                    claim_id,
+                    expected_revision=revision,
+                    content=content,
+                    now=self._clock.now(),
+                )
+            if edited.id != claim_id:
+                # The old row is retired: its vector would only be an orphan until the next
+                # warm-up, so it goes now, as on forget.
+                await self.index.forget(
+                    agent_id,
+                    [claim_id],
+                    deadline=self._deadline(self.settings.vector_clear_seconds),
+                    cancel=CancellationToken(),
+                )
+            span.set({"agent_memory.superseded": edited.id != claim_id})
         self._schedule_embedding(agent_id)
         return edited
 

@@ -32,6 +32,7 @@ from memory_core.domain.validation import (
     check_text,
 )
 from memory_core.ports.claims import InsertStatus
+from memory_core.ports.telemetry import SpanName
 from memory_core.services.memory.parts import MemoryParts, scope_context
 from memory_core.services.read.retrieval.service import (
     RetrievalPurpose,
@@ -166,12 +167,14 @@ class MemoryTools(MemoryParts):
         """`memory_forget`: recoverable archive (R-FORGET-2)."""
         validate_agent_id(agent_id)
         check_id(claim_id, "claim_id")
-        async with self._coordinator.exclusive(agent_id):
-            claim = self.store.archive(agent_id, claim_id, now=self._clock.now())
-        await self.index.forget(
-            agent_id,
-            [claim.id],
-            deadline=self._deadline(self.settings.vector_clear_seconds),
-            cancel=CancellationToken(),
-        )
+        record = {"gen_ai.memory.record.id": claim_id, "agent_memory.recoverable": True}
+        with self._operation(SpanName.FORGET, "delete_memory", agent_id, record):
+            async with self._coordinator.exclusive(agent_id):
+                claim = self.store.archive(agent_id, claim_id, now=self._clock.now())
+            await self.index.forget(
+                agent_id,
+                [claim.id],
+                deadline=self._deadline(self.settings.vector_clear_seconds),
+                cancel=CancellationToken(),
+            )
         return ForgetResult(claim_id=claim.id, archived=True, claim=claim)
