@@ -203,3 +203,28 @@ def test_history_outlives_a_deleted_claim_but_not_a_foreign_id(tmp_path: Path) -
         assert (await memory.history(A, lonely)).derivations == ()
 
     run_with(tmp_path, work)
+
+
+def test_history_carries_the_audit_refs_of_its_lineage_and_no_content(tmp_path: Path) -> None:
+    """R-LINEAGE-1, R-ARCH-6: the add, the manual edit and the delete are in the history's
+    audit, as ids and counts; neither text appears anywhere in it."""
+
+    async def work(memory: MemoryService) -> None:
+        # A user's add is audited (the model's tool writes are not: they are not the user's).
+        old = await _stored(memory, "The user collects Hungarian stamps.", user_add=True)
+        new = await memory.update(A, old, "The user collects Estonian coins.")
+        await memory.delete(A, new.id)
+        history = await memory.history(A, old)
+        events = [(event.event, event.memory_id) for event in history.audit]
+        assert events == [
+            ("memory/add", old),
+            ("memory/add", new.id),
+            ("memory/manual_edit", old),
+            ("memory/delete", new.id),
+        ]
+        (edit,) = [event for event in history.audit if event.event == "memory/manual_edit"]
+        assert edit.refs == {"successor_id": new.id} and edit.actor == "user"
+        refs = repr([event.refs for event in history.audit])
+        assert "Hungarian" not in refs and "Estonian" not in refs
+
+    run_with(tmp_path, work)

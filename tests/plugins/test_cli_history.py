@@ -30,9 +30,11 @@ def test_history_shows_the_edge_of_a_manual_edit(cli: Cli) -> None:
     assert [(e["parent_id"], e["kind"], e["child_id"]) for e in document["derivations"]] == [
         (old, "manual_edit", new)
     ]
+    assert ("memory/manual_edit", old) in [(e["event"], e["memory_id"]) for e in document["audit"]]
     code, out, _ = cli.run("history", new, "--agent", A)
     assert code == 0
     assert "The user lives in Braga." in out and "manual_edit" in out and old in out
+    assert "successor_id=" in out  # the audit table: ids, never text
     assert "Porto" not in out  # an ancestor is named by id, never quoted
 
 

@@ -29,6 +29,7 @@ from memory_core.domain.validation import (
     check_text,
 )
 from memory_core.ports.claims import Derivation
+from memory_core.ports.claims.audit import AuditEvent, AuditReader
 from memory_core.ports.telemetry import SpanName
 from memory_core.services.memory.parts import MemoryParts
 
@@ -85,6 +86,9 @@ class ClaimHistory:
     claim_id: str
     claim: Claim | None
     derivations: tuple[Derivation, ...]
+    # What the audit trail recorded about the claim and the claims its edges reach (adds,
+    # edits, archives, deletes), oldest first; empty for a store that keeps no audit trail.
+    audit: tuple[AuditEvent, ...] = ()
     truncated: bool = False  # more than MAX_HISTORY_EDGES edges were reachable
 
 
@@ -186,7 +190,8 @@ class MemoryRecords(MemoryParts):
 
     async def history(self, agent_id: str, claim_id: str) -> ClaimHistory:
         """Every lineage edge reachable from the claim (supersede, manual edit, merge,
-        reflection), oldest first. NotFound when the claim neither exists nor has edges."""
+        reflection), oldest first, and the audit events of the claims they reach. NotFound
+        when the claim neither exists nor has edges."""
         validate_agent_id(agent_id)
         claim_id = check_id(claim_id, "claim_id")
         try:
@@ -208,10 +213,25 @@ class MemoryRecords(MemoryParts):
                         seen.add(other)
                         frontier.append(other)
         if claim is None and not edges:
+            # Nothing of it remains (or it was never this owner's): the audit trail alone
+            # does not make an id known (R-PRIV-2).
             raise NotFound(f"no claim {claim_id} for this agent")
         ordered = sorted(edges.values(), key=lambda e: (e.created_at, e.parent_id, e.child_id))
+        audit: tuple[AuditEvent, ...] = ()
+        store = self.store
+        if isinstance(store, AuditReader):
+            ids = sorted(seen)
+            audit = tuple(
+                await self._read(
+                    lambda: store.list_audit(agent_id, memory_ids=ids, limit=MAX_HISTORY_EDGES)
+                )
+            )
         return ClaimHistory(
-            claim_id=claim_id, claim=claim, derivations=tuple(ordered), truncated=truncated
+            claim_id=claim_id,
+            claim=claim,
+            derivations=tuple(ordered),
+            audit=audit,
+            truncated=truncated,
         )
 
     async def _read(self, call: Callable[[], T]) -> T:

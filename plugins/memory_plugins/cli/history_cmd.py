@@ -1,7 +1,8 @@
 """`agent-memory history CLAIM_ID --agent A`: a claim's lineage (R-LINEAGE-1, R-HOST-2).
 
 Every derivation edge reachable from the claim — supersede, manual edit, merge, reflection —
-oldest first, through `MemoryService.history` like any host. Ids, kinds and times only: a
+oldest first, then the audit events of the claims they reach (ids, counts and enums), through
+`MemoryService.history` like any host. Ids, kinds and times only: a
 claim's text is shown for the claim asked about, never for the ids around it, so a retired
 or deleted ancestor is named, not quoted.
 """
@@ -38,6 +39,7 @@ def run(ctx: CommandContext) -> int:
                 "claim_id": history.claim_id,
                 "claim": None if history.claim is None else unstructure(history.claim),
                 "derivations": [unstructure(edge) for edge in history.derivations],
+                "audit": [unstructure(event) for event in history.audit],
                 "truncated": history.truncated,
             }
         )
@@ -60,6 +62,21 @@ def run(ctx: CommandContext) -> int:
         ],
         title=f"Lineage of {history.claim_id} ({len(history.derivations)} edges)",
     )
+    if history.audit:
+        ctx.out.table(
+            ("when", "event", "actor", "claim", "refs"),
+            [
+                (
+                    event.created_at.isoformat(timespec="seconds"),
+                    event.event,
+                    event.actor,
+                    event.memory_id or "",
+                    ", ".join(f"{key}={value}" for key, value in sorted(event.refs.items())),
+                )
+                for event in history.audit
+            ],
+            title=f"Audit of {history.claim_id} and its lineage ({len(history.audit)} events)",
+        )
     if history.truncated:
         ctx.out.line("(more edges than shown: the lineage was cut)", style="dim")
     return 0
