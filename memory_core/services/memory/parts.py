@@ -211,12 +211,13 @@ class MemoryParts:
         first claims it embeds would then wait for the next cold turn to request another
         warm-up, and the turn after that to be hybrid. Certifying right after the first
         embedding makes the next turn hybrid (R-VEC-4)."""
-        await self.embed_pending(agent_id)
-        if self.index.enabled and self.index.certificate(agent_id) is None:
+        embedded = await self.embed_pending(agent_id)
+        if embedded and self.index.enabled and self.index.certificate(agent_id) is None:
             await self.index.warm(
                 agent_id,
                 deadline=self._deadline(self.settings.embedding_pass_seconds),
                 cancel=CancellationToken(),
+                if_cold=True,
             )
 
     def _warm_in_background(self, agent_id: str) -> None:

@@ -156,7 +156,6 @@ class MemoryRuntime:
         session_id: str,
         kind: SessionKind,
         store: RuntimeStore,
-        scope: ScopeContext | None = None,
         retrieval: RetrievalService,
         anchors: TapeAnchorWriter | None,
         domain_clock: DomainClock,
@@ -165,6 +164,7 @@ class MemoryRuntime:
         settings: MemorySettings,
         scheduler: TaskScheduler | None = None,
         ingestion: IngestionRuntime | None = None,
+        scope: ScopeContext | None = None,
     ) -> None:
         self.agent_id = agent_id
         self.session_id = session_id
