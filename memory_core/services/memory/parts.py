@@ -157,9 +157,6 @@ class MemoryParts:
                 ingestion=ingestion,
             )
             self._sessions[key] = runtime
-            # The agent's first turn should not be the one that finds the vectors cold:
-            # warm up now, in the background and under its deadline (R-VEC-4).
-            self._warm_in_background(agent_id)
         return runtime
 
     async def aclose(self) -> None:
@@ -207,10 +204,11 @@ class MemoryParts:
     async def _embed_and_certify(self, agent_id: str) -> None:
         """Embed what is pending, then earn the ready certificate if the agent has none.
 
-        A new agent's warm-up finds no namespace (nothing embedded yet) and stays cold; the
-        first claims it embeds would then wait for the next cold turn to request another
-        warm-up, and the turn after that to be hybrid. Certifying right after the first
-        embedding makes the next turn hybrid (R-VEC-4)."""
+        An agent's first turn finds it cold and starts a warm-up in the background (the read
+        path does, R-VEC-4). A new agent's warm-up finds no namespace — nothing is embedded
+        yet — and stays cold; its first claims would then wait for the next cold turn to
+        request another warm-up, and the turn after that to be hybrid. Certifying right
+        after the first embedding makes the next turn hybrid."""
         embedded = await self.embed_pending(agent_id)
         if embedded and self.index.enabled and self.index.certificate(agent_id) is None:
             await self.index.warm(
@@ -219,10 +217,6 @@ class MemoryParts:
                 cancel=CancellationToken(),
                 if_cold=True,
             )
-
-    def _warm_in_background(self, agent_id: str) -> None:
-        if self.index.certificate(agent_id) is None:
-            self.index.request_warm(agent_id, seconds=self.settings.embedding_pass_seconds)
 
     def _operation(
         self, name: SpanName, operation: str, agent_id: str, extra: Attributes | None = None
