@@ -105,11 +105,22 @@ class Scope:
 
 @attrs.frozen(kw_only=True)
 class ScopeContext:
-    """What the caller knows about the current turn. Every field is optional."""
+    """What the caller knows about the current turn: the session, and the user and the
+    project it serves (R-SCOPE-1). Every field is optional; a missing one never widens."""
 
     session_id: str | None = None
     user_id: str | None = None
     project_id: str | None = None
+
+    def write_scope(self) -> Scope:
+        """Where a fact the model saves in this context belongs: the user's scope when the
+        user is known (the privacy boundary of a multi-user host), else the project's,
+        else the agent's. Never the session's: a saved fact is meant to outlive the chat."""
+        if self.user_id and self.user_id.strip():
+            return Scope.user(self.user_id.strip())
+        if self.project_id and self.project_id.strip():
+            return Scope.project(self.project_id.strip())
+        return Scope.agent()
 
 
 @attrs.frozen(kw_only=True)

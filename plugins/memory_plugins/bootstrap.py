@@ -35,6 +35,7 @@ from memory_core.ports.extraction import Extractor
 from memory_core.ports.providers import EmbeddingProvider, TextProvider
 from memory_core.ports.secrets import SecretPolicy
 from memory_core.ports.tape import IngestionProjection, TapeAnchorWriter, TapeRawEntryReader
+from memory_core.ports.telemetry import Telemetry
 from memory_core.ports.vectors import VectorStore
 from memory_core.services.memory import MemoryService
 from memory_core.services.providers.gateway.service import ProviderGateway
@@ -51,6 +52,7 @@ from memory_plugins.data_dir import resolve_data_dir
 from memory_plugins.dir_lock import lock_data_dir
 from memory_plugins.loader import load_plugins
 from memory_plugins.registry import PluginRegistry
+from memory_plugins.telemetry import default_telemetry, traced_providers
 
 __all__ = [
     "DISABLED",
@@ -85,6 +87,7 @@ class PortOverrides(TypedDict, total=False):
     extractor: Extractor
     cursor_store: CursorStore
     secret_policy: SecretPolicy
+    telemetry: Telemetry  # default: OpenTelemetry with the `otel` extra, else none
     tape: object  # TapeRawEntryReader + TapeAnchorWriter + IngestionProjection for ingestion
 
 
@@ -250,6 +253,9 @@ def _compose(
     text = family("text_provider", registry.create_text_provider)
     if text is not None:
         text = GuardedTextProvider(text)
+    telemetry = given.get("telemetry") or default_telemetry()
+    # Outside the guard: a span covers the whole guarded call, deadline errors included.
+    embedder, text = traced_providers(telemetry, embedder, text)
     gateway = ProviderGateway(clock=infra_clock, embedder=embedder, text=text, settings=settings)
     scheduler = AsyncioScheduler()
     index = VectorIndex(
@@ -316,6 +322,7 @@ def _compose(
         domain_clock=domain_clock,
         infra_clock=infra_clock,
         settings=settings,
+        telemetry=telemetry,
         anchors=anchors,
         **service_args,
     )

@@ -36,9 +36,10 @@ from memory_core.domain.errors import (
     SecretRejected,
     ValidationError,
 )
-from memory_core.domain.scope import validate_agent_id
-from memory_core.domain.validation import check_id, check_session_id, check_text
+from memory_core.domain.scope import ScopeContext, validate_agent_id
+from memory_core.domain.validation import check_text
 from memory_core.services.memory import MemoryService, RememberStatus
+from memory_core.services.memory.parts import scope_context
 from memory_plugins.tool_schemas import (
     MODEL_TOOL_NAMES,
     TOOL_DEFINITIONS,
@@ -122,6 +123,7 @@ async def handle_tool_call(
     arguments: str | Mapping[str, Any] | None,
     *,
     user_id: str | None = None,
+    project_id: str | None = None,
     allow_user_tools: bool = False,
 ) -> dict[str, Any]:
     """Run one tool call of the model for `agent_id` and return its JSON-ready result.
@@ -129,14 +131,14 @@ async def handle_tool_call(
     `arguments` is what the model sent: a JSON object, as text (OpenAI's `arguments`) or
     already parsed. Mistakes of the model (unknown tool, bad arguments, an unknown id) come
     back as `{"ok": false, ...}` results it can read; a bad `agent_id` is the host's bug and
-    raises ValidationError, as does a bad `session_id` or `user_id`. `user_id` adds that
-    user's memories to recall. The user-level tools run only with `allow_user_tools`; without
-    it a call to one is refused as `user_tool_not_enabled`.
+    raises ValidationError, as does a bad `session_id`, `user_id` or `project_id`. Those two are
+    the host's, never the model's: recall sees their claims besides the agent's and the
+    session's, and a fact the model saves goes to the user's scope (else the project's, else
+    the agent's) so another user never reads it (R-SCOPE-1). The user-level tools run only
+    with `allow_user_tools`; without it a call to one is refused as `user_tool_not_enabled`.
     """
     validate_agent_id(agent_id)
-    check_session_id(session_id)
-    if user_id is not None:
-        check_id(user_id, "user_id")
+    context = scope_context(session_id, user_id, project_id)
     refused = _refusal(name, allow_user_tools=allow_user_tools)
     if refused is not None:
         result = refused
@@ -145,9 +147,7 @@ async def handle_tool_call(
         if isinstance(parsed, ToolResult):
             result = parsed
         else:
-            result = await _run(
-                memory, name, parsed, agent_id=agent_id, session_id=session_id, user_id=user_id
-            )
+            result = await _run(memory, agent_id, context, name, parsed)
     return _converter.unstructure(result)
 
 
@@ -173,19 +173,17 @@ def _refusal(name: str, *, allow_user_tools: bool) -> ToolResult | None:
 
 async def _run(
     memory: MemoryService,
+    agent_id: str,
+    context: ScopeContext,
     name: str,
     arguments: Mapping[str, Any],
-    *,
-    agent_id: str,
-    session_id: str | None,
-    user_id: str | None,
 ) -> ToolResult:
     try:
         if name in {"memory_remember", "user_memory_add"}:
             user_add = name == "user_memory_add"
-            return await _remember(memory, agent_id, session_id, arguments["content"], user_add)
+            return await _remember(memory, agent_id, context, arguments["content"], user_add)
         if name == "memory_recall":
-            return await _recall(memory, agent_id, session_id, user_id, arguments)
+            return await _recall(memory, agent_id, context, arguments)
         if name == "memory_forget":
             return await _forget(memory, agent_id, arguments["memory_id"])
         return await _delete(memory, agent_id, arguments["memory_id"])
@@ -206,9 +204,15 @@ async def _run(
 
 
 async def _remember(
-    memory: MemoryService, agent_id: str, session_id: str | None, content: str, user_add: bool
+    memory: MemoryService, agent_id: str, context: ScopeContext, content: str, user_add: bool
 ) -> ToolResult:
-    outcome = await memory.remember(agent_id, content, session_id=session_id, user_add=user_add)
+    outcome = await memory.remember(
+        agent_id,
+        content,
+        session_id=context.session_id,
+        scope=context.write_scope(),
+        user_add=user_add,
+    )
     if outcome.status is RememberStatus.REQUIRES_USER_REAUTHORIZATION:
         return _error(
             outcome.status.value,
@@ -224,17 +228,14 @@ async def _remember(
 
 
 async def _recall(
-    memory: MemoryService,
-    agent_id: str,
-    session_id: str | None,
-    user_id: str | None,
-    arguments: Mapping[str, Any],
+    memory: MemoryService, agent_id: str, context: ScopeContext, arguments: Mapping[str, Any]
 ) -> ToolResult:
     result = await memory.recall(
         agent_id,
         arguments["query"],
-        session_id=session_id,
-        user_id=user_id,
+        session_id=context.session_id,
+        user_id=context.user_id,
+        project_id=context.project_id,
         top_k=arguments.get("top_k"),  # null and absent both mean the default
     )
     memories = tuple(

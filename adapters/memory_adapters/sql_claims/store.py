@@ -17,6 +17,7 @@ from datetime import datetime
 
 from memory_adapters.sql_claims import (
     audit,
+    audit_reads,
     bookkeeping,
     claims,
     directives,
@@ -42,6 +43,7 @@ from memory_core.ports.claims import (
     MatchMode,
     RepairReport,
 )
+from memory_core.ports.claims.audit import AuditEvent
 from memory_core.ports.clock import DomainClock
 from memory_core.ports.secrets import SecretPolicy
 from memory_core.storage.admission import require_generic_kind
@@ -369,6 +371,12 @@ class SqlClaimStore(MaintenanceMethods, ConflictMethods, PersonaMethods):
     def list_derivations(self, agent_id: str, claim_id: str) -> Sequence[Derivation]:
         with self._read() as session:
             return reads.list_derivations(session, agent_id, claim_id)
+
+    def list_audit(
+        self, agent_id: str, *, memory_ids: Sequence[str], limit: int
+    ) -> Sequence[AuditEvent]:
+        with self._read() as session:
+            return audit_reads.list_audit(session, agent_id, memory_ids, limit)
 
     def prune_audit(self, *, older_than: datetime) -> int:
         with self._write() as session:

@@ -14,6 +14,7 @@ from memory_core.services.memory.diagnostics import (
 )
 from memory_core.services.memory.facade import MemoryService
 from memory_core.services.memory.rankings import MAX_DEPTH, Ranking, RankSource
+from memory_core.services.memory.records import ClaimHistory, ClaimPage, ClaimStatus
 from memory_core.services.memory.tools import ForgetResult, RememberResult, RememberStatus
 from memory_core.services.memory.upkeep import ReindexReport
 
@@ -21,6 +22,9 @@ __all__ = [
     "MAX_DEPTH",
     "AgentHealth",
     "CheckStatus",
+    "ClaimHistory",
+    "ClaimPage",
+    "ClaimStatus",
     "ClearListener",
     "ClearProgress",
     "ClearResult",

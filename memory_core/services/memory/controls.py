@@ -16,6 +16,7 @@ from memory_core.domain.claims import Claim
 from memory_core.domain.scope import ScopeFilter, validate_agent_id
 from memory_core.domain.validation import check_bool, check_id, check_instance, check_int
 from memory_core.ports.claims import ClearPhase, ClearProgress
+from memory_core.ports.telemetry import SpanName
 from memory_core.services.memory.parts import MemoryParts
 
 __all__ = ["ClearListener", "ClearResult", "MemoryControls"]
@@ -72,34 +73,46 @@ class MemoryControls(MemoryParts):
         """Exact forgetting (R-FORGET-1): tombstones and the delete commit together, work in
         flight for the agent is fenced, then the vector goes. Returns tombstones written."""
         _check_claim_ref(agent_id, claim_id)
-        self._coordinator.invalidate(agent_id)
-        async with self._coordinator.exclusive(agent_id):
-            outcome = self.store.delete(agent_id, claim_id, now=self._clock.now())
-        self.store.checkpoint()  # forensic: no file keeps what was deleted (R-PRIV-3)
-        await self.index.forget(
-            agent_id,
-            [claim_id],
-            deadline=self._deadline(self.settings.vector_clear_seconds),
-            cancel=CancellationToken(),
-        )
-        return outcome.tombstones_written
+        record = {"gen_ai.memory.record.id": claim_id}
+        with self._operation(SpanName.DELETE, "delete_memory", agent_id, record) as span:
+            self._coordinator.invalidate(agent_id)
+            async with self._coordinator.exclusive(agent_id):
+                outcome = self.store.delete(agent_id, claim_id, now=self._clock.now())
+            self.store.checkpoint()  # forensic: no file keeps what was deleted (R-PRIV-3)
+            await self.index.forget(
+                agent_id,
+                [claim_id],
+                deadline=self._deadline(self.settings.vector_clear_seconds),
+                cancel=CancellationToken(),
+            )
+            span.set({"agent_memory.tombstones": outcome.tombstones_written})
+            return outcome.tombstones_written
 
     async def clear(self, agent_id: str, *, progress: ClearListener | None = None) -> ClearResult:
         """Agent clear (R-FORGET-3): a persisted, resumable job. Claims go in batches of at
         most `clear_batch_size` rows, yielding between batches; tombstones and directives
         stay; the vector namespace is dropped last."""
         validate_agent_id(agent_id)
-        self._coordinator.invalidate(agent_id)
-        self.gateway.abort_agent(agent_id)
-        async with self._coordinator.exclusive(agent_id):
-            job = self.store.begin_clear(agent_id, now=self._clock.now())
-        return await self._finish_clear(job, progress)
+        with self._operation(SpanName.CLEAR, "delete_memory", agent_id) as span:
+            self._coordinator.invalidate(agent_id)
+            self.gateway.abort_agent(agent_id)
+            async with self._coordinator.exclusive(agent_id):
+                job = self.store.begin_clear(agent_id, now=self._clock.now())
+            done = await self._finish_clear(job, progress)
+            span.set({"agent_memory.clear.removed": done.removed_count})
+            return done
 
     async def resume_clears(
         self, *, progress: ClearListener | None = None
     ) -> Sequence[ClearResult]:
         """Finish clears a crash interrupted, one agent at a time (R-FORGET-3)."""
-        return [await self._finish_clear(job, progress) for job in self.store.pending_clears()]
+        results = []
+        for job in self.store.pending_clears():
+            resumed = {"agent_memory.clear.resumed": True}
+            with self._operation(SpanName.CLEAR, "delete_memory", job.agent_id, resumed) as span:
+                results.append(await self._finish_clear(job, progress))
+                span.set({"agent_memory.clear.removed": results[-1].removed_count})
+        return results
 
     async def _finish_clear(
         self, job: ClearProgress, progress: ClearListener | None
@@ -133,20 +146,21 @@ class MemoryControls(MemoryParts):
         """Delete the agent's whole namespace, directives and tombstones included
         (R-FORGET-4). False when the vector namespace's drop was deferred (R-VEC-4)."""
         validate_agent_id(agent_id)
-        self._coordinator.invalidate(agent_id)
-        self.gateway.abort_agent(agent_id)
-        for key in [key for key in self._sessions if key[0] == agent_id]:
-            self._sessions.pop(key).close()
-        async with self._coordinator.exclusive(agent_id):
-            self.store.retire_agent(agent_id)
-        dropped = await self.index.drop_agent(
-            agent_id,
-            deadline=self._deadline(self.settings.vector_clear_seconds),
-            cancel=CancellationToken(),
-        )
-        self.gateway.reset_agent(agent_id)
-        self._coordinator.forget_agent(agent_id)
-        return dropped
+        with self._operation(SpanName.RETIRE, "delete_memory_store", agent_id):
+            self._coordinator.invalidate(agent_id)
+            self.gateway.abort_agent(agent_id)
+            for key in [key for key in self._sessions if key[0] == agent_id]:
+                self._sessions.pop(key).close()
+            async with self._coordinator.exclusive(agent_id):
+                self.store.retire_agent(agent_id)
+            dropped = await self.index.drop_agent(
+                agent_id,
+                deadline=self._deadline(self.settings.vector_clear_seconds),
+                cancel=CancellationToken(),
+            )
+            self.gateway.reset_agent(agent_id)
+            self._coordinator.forget_agent(agent_id)
+            return dropped
 
 
 def _check_claim_ref(agent_id: object, claim_id: object) -> None:

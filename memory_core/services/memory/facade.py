@@ -19,6 +19,7 @@ from memory_core.services.memory.controls import MemoryControls
 from memory_core.services.memory.diagnostics import MemoryDiagnostics
 from memory_core.services.memory.directives import MemoryDirectives
 from memory_core.services.memory.rankings import MemoryRankings
+from memory_core.services.memory.records import MemoryRecords
 from memory_core.services.memory.tools import MemoryTools
 from memory_core.services.memory.upkeep import MemoryUpkeep
 from memory_core.services.read.runtime import MemoryRuntime
@@ -29,6 +30,7 @@ __all__ = ["MemoryService"]
 
 class MemoryService(
     MemoryTools,
+    MemoryRecords,
     MemoryControls,
     MemoryDirectives,
     MemoryUpkeep,
@@ -53,7 +55,13 @@ class MemoryService(
                 release()
 
     def session(
-        self, agent_id: str, session_id: str, *, kind: SessionKind | str = SessionKind.MAIN
+        self,
+        agent_id: str,
+        session_id: str,
+        *,
+        kind: SessionKind | str = SessionKind.MAIN,
+        user_id: str | None = None,
+        project_id: str | None = None,
     ) -> MemoryRuntime:
         # The boundary's checks (R-DOM-4) before the runtime is built or looked up: a session
         # id with surrounding whitespace would alias another session, a bad kind would be a
@@ -62,4 +70,10 @@ class MemoryService(
         if session_id is None:
             raise ValidationError("session_id", "required")
         check_session_id(session_id)
-        return super().session(agent_id, session_id, kind=check_enum(kind, SessionKind, "kind"))
+        return super().session(
+            agent_id,
+            session_id,
+            kind=check_enum(kind, SessionKind, "kind"),
+            user_id=user_id,
+            project_id=project_id,
+        )

@@ -19,7 +19,7 @@ from memory_core.domain.claims import (
     ClaimSource,
     WriteOrigin,
 )
-from memory_core.domain.scope import Scope, ScopeContext, validate_agent_id
+from memory_core.domain.scope import Scope, validate_agent_id
 from memory_core.domain.temporal import ATEMPORAL, TemporalMetadata
 from memory_core.domain.validation import (
     check_bool,
@@ -32,7 +32,8 @@ from memory_core.domain.validation import (
     check_text,
 )
 from memory_core.ports.claims import InsertStatus
-from memory_core.services.memory.parts import MemoryParts
+from memory_core.ports.telemetry import SpanName
+from memory_core.services.memory.parts import MemoryParts, scope_context
 from memory_core.services.read.retrieval.service import (
     RetrievalPurpose,
     RetrievalRequest,
@@ -140,11 +141,15 @@ class MemoryTools(MemoryParts):
         *,
         session_id: str | None = None,
         user_id: str | None = None,
+        project_id: str | None = None,
         top_k: int | None = None,
         purpose: RetrievalPurpose = RetrievalPurpose.RECALL,
         deadline: Deadline | None = None,
         cancel: CancellationToken | None = None,
     ) -> RetrievalResult:
+        """The owner's claims relevant to `query`: Agent scope, plus the scopes whose ids
+        the caller names — a user-scoped claim is found only with its `user_id`, a
+        project-scoped one only with its `project_id` (R-SCOPE-1)."""
         validate_agent_id(agent_id)
         return await self.retrieval.retrieve(
             RetrievalRequest(
@@ -152,12 +157,7 @@ class MemoryTools(MemoryParts):
                 query=check_text(query, "query"),
                 purpose=check_enum(purpose, RetrievalPurpose, "purpose"),
                 top_k=None if top_k is None else check_int(top_k, "top_k", minimum=1),
-                # A user's memories join only with their id: missing context never widens
-                # (R-SCOPE-1).
-                context=ScopeContext(
-                    session_id=check_session_id(session_id),
-                    user_id=None if user_id is None else check_id(user_id, "user_id"),
-                ),
+                context=scope_context(session_id, user_id, project_id),
             ),
             deadline=deadline or self._deadline(self.settings.prepare_turn_deadline_ms / 1000),
             cancel=cancel or CancellationToken(),
@@ -167,12 +167,14 @@ class MemoryTools(MemoryParts):
         """`memory_forget`: recoverable archive (R-FORGET-2)."""
         validate_agent_id(agent_id)
         check_id(claim_id, "claim_id")
-        async with self._coordinator.exclusive(agent_id):
-            claim = self.store.archive(agent_id, claim_id, now=self._clock.now())
-        await self.index.forget(
-            agent_id,
-            [claim.id],
-            deadline=self._deadline(self.settings.vector_clear_seconds),
-            cancel=CancellationToken(),
-        )
+        record = {"gen_ai.memory.record.id": claim_id, "agent_memory.recoverable": True}
+        with self._operation(SpanName.FORGET, "delete_memory", agent_id, record):
+            async with self._coordinator.exclusive(agent_id):
+                claim = self.store.archive(agent_id, claim_id, now=self._clock.now())
+            await self.index.forget(
+                agent_id,
+                [claim.id],
+                deadline=self._deadline(self.settings.vector_clear_seconds),
+                cancel=CancellationToken(),
+            )
         return ForgetResult(claim_id=claim.id, archived=True, claim=claim)

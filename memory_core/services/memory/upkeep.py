@@ -205,11 +205,12 @@ class MemoryUpkeep(MemoryParts):
         return len(self.store.list_pending_embeddings(agent_id, limit=_COUNT_LIMIT))
 
     async def on_committed(self, agent_id: str, claim_ids: Sequence[str]) -> None:
-        """Ingestion's commit hook: embed the new claims; maintenance's debounce restarts."""
+        """Ingestion's commit hook: embed the new claims (and certify a new agent); maintenance's
+        debounce restarts."""
         if claim_ids:
             if self._maintenance is not None:
                 self._maintenance.notify_write(agent_id)
-            await self.embed_pending(agent_id)
+            await self._embed_and_certify(agent_id)
 
     async def reindex(
         self, agent_id: str, *, progress: Callable[[int, int], None] | None = None

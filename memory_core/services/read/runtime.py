@@ -164,10 +164,14 @@ class MemoryRuntime:
         settings: MemorySettings,
         scheduler: TaskScheduler | None = None,
         ingestion: IngestionRuntime | None = None,
+        scope: ScopeContext | None = None,
     ) -> None:
         self.agent_id = agent_id
         self.session_id = session_id
         self.kind = SessionKind(kind)
+        # What the turn may recall beyond Agent scope (R-SCOPE-1): this session, and the
+        # user and project the host opened it for.
+        self.scope = scope or ScopeContext(session_id=session_id)
         self._store = store
         self._retrieval = retrieval
         self._clock = domain_clock
@@ -305,7 +309,7 @@ class MemoryRuntime:
                 agent_id=self.agent_id,
                 query=user_text,
                 purpose=RetrievalPurpose.INJECTION,
-                context=ScopeContext(session_id=self.session_id),
+                context=self.scope,
                 reserve=self._settings.top_k,
             ),
             deadline=deadline,

@@ -133,12 +133,24 @@ class VectorIndex:
         self._warming.clear()
 
     async def warm(
-        self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
+        self,
+        agent_id: str,
+        *,
+        deadline: Deadline,
+        cancel: CancellationToken,
+        if_cold: bool = False,
     ) -> ReadyCertificate | None:
-        """Warm the embedder and the agent's namespace; see `_warm`."""
+        """Warm the embedder and the agent's namespace; see `_warm`. `if_cold`: only when
+        the agent still has no certificate once the lock is held — a background warm-up
+        queued behind another must not warm again (a failing provider would drop the
+        certificate the first one earned)."""
         if self._locks is None:
+            if if_cold and (certificate := self.certificate(agent_id)) is not None:
+                return certificate
             return await self._warm(agent_id, deadline=deadline, cancel=cancel)
         async with self._locks.hold(agent_id):
+            if if_cold and (certificate := self.certificate(agent_id)) is not None:
+                return certificate
             return await self._warm(agent_id, deadline=deadline, cancel=cancel)
 
     async def drain(

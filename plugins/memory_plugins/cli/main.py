@@ -42,6 +42,7 @@ from memory_plugins.cli import (
     demo_cmd,
     doctor_cmd,
     eval_cmd,
+    history_cmd,
     ingest_cmd,
     maintenance_cmd,
     mcp_cmd,
@@ -82,6 +83,7 @@ COMMAND_MODULES: tuple[ModuleType, ...] = (
     maintenance_cmd,
     conflicts_cmd,
     persona_cmd,
+    history_cmd,
 )
 
 EXIT_OK = 0

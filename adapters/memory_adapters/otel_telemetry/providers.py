@@ -1,0 +1,205 @@
+"""Provider calls spanned after the GenAI semantic conventions (client spans).
+
+`embed` is an `embeddings {model}` span (`gen_ai.operation.name` = `embeddings`), `complete`
+a `chat {model}` span; both carry `gen_ai.provider.name` and `gen_ai.request.model`, and
+their duration goes to `gen_ai.client.operation.duration` (seconds). Counts only: how many
+texts, the dimension, the output's length in code points — never the texts, the prompt or
+the answer (the conventions' content attributes are opt-in; we never opt in).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+from opentelemetry import trace
+from opentelemetry.metrics import Histogram, MeterProvider, get_meter
+from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
+
+from memory_core import __version__
+from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.ports.providers import (
+    EmbeddingProvider,
+    EmbeddingPurpose,
+    TextProvider,
+    TextRequest,
+)
+
+__all__ = [
+    "DURATION_BUCKETS",
+    "INSTRUMENTATION_NAME",
+    "TracedEmbeddingProvider",
+    "TracedTextProvider",
+]
+
+INSTRUMENTATION_NAME = "agent-memory"
+
+# Bucket bounds of the duration histograms: the GenAI conventions' advice for
+# `gen_ai.client.operation.duration`, which spans the same range (10 ms .. 80 s).
+DURATION_BUCKETS = (
+    0.01,
+    0.02,
+    0.04,
+    0.08,
+    0.16,
+    0.32,
+    0.64,
+    1.28,
+    2.56,
+    5.12,
+    10.24,
+    20.48,
+    40.96,
+    81.92,
+)
+
+T = TypeVar("T")
+
+OPERATION_DURATION = "gen_ai.client.operation.duration"
+
+
+class _Calls:
+    """Spans and measures the calls of one provider."""
+
+    def __init__(
+        self, provider: str, model: str, tracer: Tracer, meter_provider: MeterProvider | None
+    ) -> None:
+        self._common = {"gen_ai.provider.name": provider, "gen_ai.request.model": model}
+        self._tracer = tracer
+        meter = get_meter(INSTRUMENTATION_NAME, __version__, meter_provider=meter_provider)
+        self._duration: Histogram = meter.create_histogram(
+            OPERATION_DURATION,
+            unit="s",
+            description="GenAI operation duration",
+            explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS),
+        )
+
+    async def run(
+        self,
+        operation: str,
+        attributes: dict[str, str | int],
+        call: Callable[[], Awaitable[T]],
+        result_attributes: Callable[[T], dict[str, str | int]],
+    ) -> T:
+        common = {"gen_ai.operation.name": operation, **self._common}
+        started = time.monotonic()
+        error: str | None = None
+        with self._tracer.start_as_current_span(
+            f"{operation} {self._common['gen_ai.request.model']}",
+            kind=SpanKind.CLIENT,
+            attributes={**common, **attributes},
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            try:
+                result = await call()
+            except BaseException as exc:
+                error = type(exc).__name__
+                span.set_attribute("error.type", error)
+                span.set_status(Status(StatusCode.ERROR))
+                raise
+            else:
+                span.set_attributes(result_attributes(result))
+                return result
+            finally:
+                measured = {**common, **({"error.type": error} if error else {})}
+                self._duration.record(time.monotonic() - started, measured)
+
+
+class TracedEmbeddingProvider:
+    """An `EmbeddingProvider` whose calls are spanned; otherwise the wrapped one."""
+
+    def __init__(
+        self,
+        inner: EmbeddingProvider,
+        *,
+        tracer: Tracer | None = None,
+        meter_provider: MeterProvider | None = None,
+    ) -> None:
+        self._inner = inner
+        self._calls = _Calls(
+            inner.provider_id,
+            inner.model_id,
+            tracer or trace.get_tracer(INSTRUMENTATION_NAME, __version__),
+            meter_provider,
+        )
+
+    @property
+    def wrapped(self) -> EmbeddingProvider:
+        return self._inner
+
+    @property
+    def provider_id(self) -> str:
+        return self._inner.provider_id
+
+    @property
+    def model_id(self) -> str:
+        return self._inner.model_id
+
+    async def dimensions(self, *, deadline: Deadline, cancel: CancellationToken) -> int:
+        return await self._inner.dimensions(deadline=deadline, cancel=cancel)
+
+    async def embed(
+        self,
+        texts: Sequence[str],
+        *,
+        purpose: EmbeddingPurpose,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> Sequence[Sequence[float]]:
+        return await self._calls.run(
+            "embeddings",
+            {"agent_memory.embedding.purpose": purpose.value, "agent_memory.texts": len(texts)},
+            lambda: self._inner.embed(texts, purpose=purpose, deadline=deadline, cancel=cancel),
+            lambda vectors: (
+                {"gen_ai.embeddings.dimension.count": len(vectors[0])} if vectors else {}
+            ),
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class TracedTextProvider:
+    """A `TextProvider` whose calls are spanned; otherwise the wrapped one."""
+
+    def __init__(
+        self,
+        inner: TextProvider,
+        *,
+        tracer: Tracer | None = None,
+        meter_provider: MeterProvider | None = None,
+    ) -> None:
+        self._inner = inner
+        self._calls = _Calls(
+            inner.provider_id,
+            inner.model_id,
+            tracer or trace.get_tracer(INSTRUMENTATION_NAME, __version__),
+            meter_provider,
+        )
+
+    @property
+    def wrapped(self) -> TextProvider:
+        return self._inner
+
+    @property
+    def provider_id(self) -> str:
+        return self._inner.provider_id
+
+    @property
+    def model_id(self) -> str:
+        return self._inner.model_id
+
+    async def complete(
+        self, request: TextRequest, *, deadline: Deadline, cancel: CancellationToken
+    ) -> str:
+        return await self._calls.run(
+            "chat",
+            {"agent_memory.messages": len(request.messages)},
+            lambda: self._inner.complete(request, deadline=deadline, cancel=cancel),
+            lambda text: {"agent_memory.output.code_points": len(text)},
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
