@@ -23,6 +23,7 @@ not): the moment some claim changes status and the projection goes stale.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
@@ -40,7 +41,7 @@ from memory_core.domain.temporal_policy import (
     working_section_for,
     working_status_rank,
 )
-from memory_core.domain.tokens import estimate_tokens
+from memory_core.domain.tokens import estimate_tokens, token_weight, tokens_for_weight
 
 __all__ = [
     "PROJECTED_KINDS",
@@ -53,6 +54,10 @@ PROJECTED_KINDS = frozenset({ClaimKind.SEMANTIC, ClaimKind.EPISODIC, ClaimKind.R
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Statuses whose time lies behind them: shown latest first, unlike upcoming ones.
 _LAPSED = frozenset({TemporalStatus.PREVIOUSLY_PLANNED, TemporalStatus.ENDED_RECURRENCE})
+# Weights of the separators `_render` puts between lines ("\n") and sections ("\n\n").
+_LINE_BREAK = token_weight("\n")
+_SECTION_BREAK = token_weight("\n\n")
+_LABEL_WEIGHT = {section: token_weight(f"[{section.value}]") for section in WorkingSection}
 
 
 @attrs.frozen(kw_only=True)
@@ -81,6 +86,7 @@ class _Placed:
     assessment: TemporalAssessment
     section: WorkingSection
     line: str
+    weight: int  # token_weight(line)
 
 
 def _anchor_time(claim: Claim) -> datetime:
@@ -108,10 +114,25 @@ def _sort_key(placed: _Placed) -> tuple[object, ...]:
     return _tie_break(claim)
 
 
-def _line(claim: Claim, assessment: TemporalAssessment) -> str:
+def _body(content: str) -> str:
     # splitlines: every break a renderer honours gets the continuation indent.
-    line = "- " + "\n  ".join(claim.content.strip().splitlines())
-    return f"{line} {assessment.annotation}" if assessment.annotation else line
+    return "- " + "\n  ".join(content.strip().splitlines())
+
+
+# The same claims come back turn after turn; their text only changes with a new revision.
+# The content is part of the key too, so an entry can never answer for other text.
+@functools.lru_cache(maxsize=8_192)
+def _body_weight(claim_id: str, revision: int, content: str) -> int:
+    return token_weight(_body(content))
+
+
+def _place(claim: Claim, assessment: TemporalAssessment, section: WorkingSection) -> _Placed:
+    line = _body(claim.content)
+    weight = _body_weight(claim.id, claim.revision, claim.content)
+    if assessment.annotation:
+        line = f"{line} {assessment.annotation}"
+        weight += token_weight(f" {assessment.annotation}")
+    return _Placed(claim=claim, assessment=assessment, section=section, line=line, weight=weight)
 
 
 def _render(chosen: Iterable[_Placed]) -> str:
@@ -161,21 +182,27 @@ def project_working(
         else:
             section = working_section_for(assessment, claim.temporal, policy=policy)
         if section is not None:
-            placed = _Placed(
-                claim=claim, assessment=assessment, section=section, line=_line(claim, assessment)
-            )
-            sections[section].append(placed)
+            sections[section].append(_place(claim, assessment, section))
     ordered = [sorted(members, key=_sort_key) for members in sections.values()]
 
+    # `_render(chosen)`'s weight, kept up to date line by line: a weight is additive over
+    # concatenation, so this equals re-measuring the rendered text (quadratic in the lines).
     chosen: list[_Placed] = []
+    shown: set[WorkingSection] = set()
+    weight = 0
     omitted = 0
     for rank in range(max((len(members) for members in ordered), default=0)):
         for members in ordered:
             if rank >= len(members):
                 continue
-            trial = [*chosen, members[rank]]
-            if estimate_tokens(_render(trial)) <= budget_tokens:
-                chosen = trial
+            placed = members[rank]
+            trial = weight + _LINE_BREAK + placed.weight
+            if placed.section not in shown:
+                trial += _LABEL_WEIGHT[placed.section] + (_SECTION_BREAK if shown else 0)
+            if tokens_for_weight(trial) <= budget_tokens:
+                chosen.append(placed)
+                shown.add(placed.section)
+                weight = trial
             else:
                 omitted += 1
     text = _render(chosen) or None
