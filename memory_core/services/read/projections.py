@@ -23,7 +23,6 @@ not): the moment some claim changes status and the projection goes stale.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
@@ -119,16 +118,29 @@ def _body(content: str) -> str:
     return "- " + "\n  ".join(content.strip().splitlines())
 
 
-# The same claims come back turn after turn; their text only changes with a new revision.
-# The content is part of the key too, so an entry can never answer for other text.
-@functools.lru_cache(maxsize=8_192)
-def _body_weight(claim_id: str, revision: int, content: str) -> int:
-    return token_weight(_body(content))
+# The same claims come back turn after turn, and their text only changes with a new revision:
+# each line's weight is measured once. The key holds the content's hash, not the content, so
+# no forgotten text outlives its row here, and a store that edits without a new revision
+# still gets a fresh measurement. Bounded by starting over when full: a dict's single
+# operations are atomic, so turns on several threads need no lock.
+_WEIGHTS: dict[tuple[str, int, int], int] = {}
+_WEIGHTS_MAX = 16_384
+
+
+def _body_weight(claim: Claim) -> int:
+    key = (claim.id, claim.revision, hash(claim.content))
+    weight = _WEIGHTS.get(key)
+    if weight is None:
+        weight = token_weight(_body(claim.content))
+        if len(_WEIGHTS) >= _WEIGHTS_MAX:
+            _WEIGHTS.clear()
+        _WEIGHTS[key] = weight
+    return weight
 
 
 def _place(claim: Claim, assessment: TemporalAssessment, section: WorkingSection) -> _Placed:
     line = _body(claim.content)
-    weight = _body_weight(claim.id, claim.revision, claim.content)
+    weight = _body_weight(claim)
     if assessment.annotation:
         line = f"{line} {assessment.annotation}"
         weight += token_weight(f" {assessment.annotation}")
