@@ -112,6 +112,14 @@ CJK_PHRASES = (
     "这个项目的截止日期是周五",
     "京都で紅葉を見ました",
 )
+# Questions of stop words only: nothing, or one word that is in no claim, becomes a term.
+STOPWORD_QUESTIONS = (
+    "what did I say about it?",
+    "do you remember when we talked?",
+    "what was that again?",
+    "can you tell me what I said before?",
+    "did I ever mention it to you?",
+)
 DEADLINE_SECONDS = 60.0  # generous: a slow turn must show up as latency, not as failing open
 
 
@@ -146,7 +154,7 @@ class TurnCorpus(Corpus):
                 natural = ("day", "old", "gold", "fold")[q % 4]
                 text = f"tell me about {first} {second} {natural}"
             elif kind == "stopwords":
-                text = ("what did I say about it?", "do you remember when we talked?")[q % 2]
+                text = STOPWORD_QUESTIONS[(q // len(KINDS)) % len(STOPWORD_QUESTIONS)]
             elif kind == "cjk":
                 phrase = CJK_PHRASES[int(rng.integers(len(CJK_PHRASES)))]
                 text = f"{phrase[: 2 + q % 5]}是什么？"
@@ -159,7 +167,7 @@ class TurnCorpus(Corpus):
                 recall.DIM
             )
             vector /= np.linalg.norm(vector)
-            out.append((kind, f"{text} ({q})" if kind != "paste" else text, vector))
+            out.append((kind, text, vector))
         return out
 
 
