@@ -24,6 +24,10 @@ BENCHMARKS: dict[str, str] = {
     "(10k/100k/1M vectors)",
     "claim_store": "claim-store insert throughput, FTS latency and forgetting vs bare FTS5 "
     "(10k/100k claims per agent)",
+    "turn": "prepare_turn p50/p95 vs bare FTS5 + numpy exact scan on a mixed query set "
+    "(10k/100k claims per agent, 10 other agents)",
+    "cold_start": "a fresh process from import to its first turn, step by step, and its "
+    "resident memory against the raw matrix (100k claims)",
     "turn_soak": "turns of 20 agents x 2,000 under ingestion, forget, clear and a foreign "
     "SQLite lock holder: 0 past the deadline + 1 s, 0 lost anchors",
     "maintenance_soak": "20 agents x 2,000 turns with maintenance stopped/started at random "

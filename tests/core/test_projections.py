@@ -4,14 +4,23 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_core.domain.claims import Claim, ClaimKind, Lifecycle
 from memory_core.domain.scope import Scope
 from memory_core.domain.temporal import Interval, Precision, TemporalKind, TemporalMetadata
-from memory_core.domain.temporal_policy import TemporalPolicy, TemporalStatus, WorkingSection
+from memory_core.domain.temporal_policy import (
+    TemporalMode,
+    TemporalPolicy,
+    TemporalStatus,
+    WorkingSection,
+    assess,
+    working_section_for,
+)
 from memory_core.domain.tokens import estimate_tokens
+from memory_core.services.read import projections
 from memory_core.services.read.projections import project_working
 from memory_core.settings import MemorySettings
 
@@ -254,3 +263,59 @@ def test_every_line_break_kind_gets_the_continuation_indent() -> None:
         [claim("m", "one\r\ntwo\rthree\u2028four")], now=NOW, budget_tokens=BUDGET, policy=POLICY
     )
     assert "- one\n  two\n  three\n  four" in (projection.text or "")
+
+
+def _remeasured_selection(claims: list[Claim], budget: int) -> list[str]:
+    """The selection as first written: every trial re-renders and re-measures the whole
+    text. The projection now adds line weights instead; both must choose the same lines."""
+    sections: dict[WorkingSection, list[projections._Placed]] = {s: [] for s in WorkingSection}
+    for item in claims:
+        assessment = assess(item.temporal, NOW, mode=TemporalMode.CURRENT, policy=POLICY)
+        if not assessment.eligible:
+            continue
+        if item.kind is ClaimKind.REFLECTION:
+            section: WorkingSection | None = WorkingSection.REFLECTIONS
+        else:
+            section = working_section_for(assessment, item.temporal, policy=POLICY)
+        if section is not None:
+            sections[section].append(projections._place(item, assessment, section))
+    ordered = [sorted(members, key=projections._sort_key) for members in sections.values()]
+    chosen: list[projections._Placed] = []
+    for rank in range(max(len(members) for members in ordered)):
+        for members in ordered:
+            if rank < len(members):
+                trial = [*chosen, members[rank]]
+                if estimate_tokens(projections._render(trial)) <= budget:
+                    chosen = trial
+    return [placed.claim.id for placed in chosen]
+
+
+_CONTENT = st.text(
+    alphabet=st.sampled_from("ab \n猫ねカ한\u3000é😀\u2028"), min_size=1, max_size=40
+).filter(str.strip)
+
+
+@settings(max_examples=80)
+@given(st.lists(_CONTENT, min_size=1, max_size=12), st.integers(0, 200))
+def test_the_budget_check_by_added_weights_chooses_what_re_measuring_chose(
+    contents: list[str], budget: int
+) -> None:
+    """R-READ-5 / R-READ-9: the incremental budget check is exact, CJK and line breaks too."""
+    claims = [
+        *(claim(f"c{i}", text, importance=(i % 4) / 4) for i, text in enumerate(contents)),
+        *(c for c in ONE_PER_SECTION),
+    ]
+    projection = project_working(claims, now=NOW, budget_tokens=budget, policy=POLICY)
+    chosen = [entry.id for entry in projection.entries]
+    expected = _remeasured_selection(claims, budget)
+    assert sorted(chosen) == sorted(expected)
+    assert projection.estimated_tokens == estimate_tokens(projection.text or "")
+    assert projection.estimated_tokens <= budget
+
+
+def test_an_edited_claim_is_measured_again() -> None:
+    """R-READ-5: the per-claim weight cache answers for one revision of one text only."""
+    short = claim("same", "tea")
+    longer = attrs.evolve(short, content="tea " * 200, revision=2)
+    assert project_working([short], now=NOW, budget_tokens=20, policy=POLICY).entries
+    assert not project_working([longer], now=NOW, budget_tokens=20, policy=POLICY).entries

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_core.domain.tokens import estimate_tokens, is_cjk_like
+from memory_core.domain import tokens
+from memory_core.domain.tokens import estimate_tokens, is_cjk_like, token_weight, tokens_for_weight
 
 
 @pytest.mark.parametrize(
@@ -83,3 +84,44 @@ def test_estimate_of_a_concatenation_never_exceeds_the_parts(left: str, right: s
     assert joined <= estimate_tokens(left) + estimate_tokens(right)
     assert joined >= max(estimate_tokens(left), estimate_tokens(right))
     assert joined >= math.ceil(len(left + right) / 4)
+
+
+def _in_ranges(char: str) -> bool:
+    return any(low <= ord(char) <= high for low, high in tokens._CJK_RANGES)
+
+
+def _character_by_character(text: str) -> int:
+    """The estimator as first written: one range test per code point."""
+    cjk = sum(1 for char in text if _in_ranges(char))
+    return math.ceil(1.5 * cjk + (len(text) - cjk) / 4)
+
+
+def test_the_compiled_class_is_exactly_the_ranges() -> None:
+    """R-READ-5: every code point up to the last range's end, surrogates included."""
+    last = tokens._CJK_RANGES[-1][1] + 2
+    assert [c for c in range(last) if is_cjk_like(chr(c)) != _in_ranges(chr(c))] == []
+
+
+# Both sides of every range bound, surrogates, and ordinary text around them.
+_EDGES = [chr(code) for low, high in tokens._CJK_RANGES for code in (low - 1, low, high, high + 1)]
+
+
+@given(
+    st.lists(
+        st.one_of(st.text(), st.sampled_from(_EDGES), st.text(alphabet="猫ねカ한 abc\n")),
+        max_size=20,
+    ).map("".join)
+)
+def test_the_fast_estimator_equals_the_character_by_character_one(text: str) -> None:
+    """R-READ-5: the ASCII fast path and the one-regex CJK count change no estimate."""
+    assert estimate_tokens(text) == _character_by_character(text)
+    assert token_weight(text) == 6 * sum(map(_in_ranges, text)) + sum(
+        not _in_ranges(char) for char in text
+    )
+
+
+@given(st.text(), st.text())
+def test_weights_add_over_concatenation(left: str, right: str) -> None:
+    """R-READ-5: what lets a caller add up pieces instead of re-measuring the whole."""
+    assert token_weight(left + right) == token_weight(left) + token_weight(right)
+    assert tokens_for_weight(token_weight(left + right)) == estimate_tokens(left + right)

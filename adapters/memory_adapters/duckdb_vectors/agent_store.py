@@ -22,6 +22,7 @@ from memory_core.ports.vectors import ReadyCertificate
 
 from .guard import AbortFlag
 from .matrix import ResidentMatrix
+from .schema import FILE_MEMORY_LIMIT
 from .validation import normalise_in_place, unit_rows, usable_rows
 
 __all__ = ["AgentStore"]
@@ -135,7 +136,20 @@ class AgentStore:
             else:
                 keep = np.flatnonzero(usable)
                 matrix.upsert([ids[i] for i in keep], unit_rows(rows[keep]))
+        self._release_read_pages()
         return matrix, unusable
+
+    def _release_read_pages(self) -> None:
+        """Reading every page left them in DuckDB's buffer pool (up to FILE_MEMORY_LIMIT): a
+        second resident copy of the matrix just built (2.9x the raw matrix at 100k). Lowering
+        the limit for a moment evicts them; a file-backed database re-reads pages on demand.
+        An in-memory database keeps its data in that pool and is left alone."""
+        (path,) = self.conn.execute(
+            "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+        ).fetchall()[0]
+        if path:
+            self.conn.execute(f"SET memory_limit = '{_RELEASE_LIMIT}'")
+            self.conn.execute(f"SET memory_limit = '{FILE_MEMORY_LIMIT}'")
 
     def _insert_registered(self, ids: list[str], rows: np.ndarray) -> None:
         # DuckDB scans a registered 2-D array column-wise: the transpose gives one FLOAT
@@ -152,6 +166,10 @@ class AgentStore:
         finally:
             self.conn.unregister(ids_view)
             self.conn.unregister(rows_view)
+
+
+# Low enough to evict every unpinned page, high enough for the statement that sets it.
+_RELEASE_LIMIT = "16MB"
 
 
 def _array_value(dim: int) -> str:

@@ -5,18 +5,21 @@ ready embeddings, lineage. Every read is fenced by a pending clear in the same s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Iterable, Mapping, Sequence
 
 from memory_adapters.sql_claims.queries import (
     CLAIM_SELECT,
     NOT_FENCED,
     RECALLABLE_KINDS_SQL,
+    claim_row,
     claims_of,
     exact_scope,
     fetch_claim_row,
     recallable,
     scope_clause,
 )
+from memory_adapters.sql_claims.rows import CorruptRow
 from memory_adapters.sql_claims.session import Session
 from memory_core.domain.claims import Claim, EmbeddingIdentity
 from memory_core.domain.errors import NotFound, ScopeError, ValidationError
@@ -37,6 +40,15 @@ __all__ = [
 # Rows read per slot lookup: the newest valid one wins, and a corrupt newest row must not
 # hide an older valid holder (R-TIME-4). Normally there is exactly one.
 _SLOT_PROBE = 8
+_log = logging.getLogger(__name__)
+# Every turn lists the agent's newest claims for the working projection, and structuring a
+# row into a Claim (~0.1 ms: the strict converter, then the domain's validation) was most of
+# that read's cost. A row read back with every column unchanged is the same claim, so each
+# agent's last listing is kept, keyed by the raw column values, and only a row that differs
+# is structured again. Only the last listing is kept — a deleted claim leaves the cache with
+# the agent's next listing — and only for a bounded number of agents.
+_LAST_LISTING: dict[tuple[str, str], dict[tuple[object, ...], Claim]] = {}
+_LAST_LISTING_AGENTS = 1_024
 _READY = (
     "m.embedding_state = 'ready' AND m.embedding_provider = ?"
     " AND m.embedding_model = ? AND m.embedding_dim = ?"
@@ -100,7 +112,36 @@ def list_claims(
         f"SELECT {CLAIM_SELECT} FROM agent_memory m WHERE {' AND '.join(where)}"
         " ORDER BY m.created_at DESC, m.id DESC LIMIT ?"
     )
-    return claims_of(session, session.execute(sql, (*params, limit)).fetchall())
+    return _reusing_last_listing(session, agent_id, session.execute(sql, (*params, limit)))
+
+
+def _reusing_last_listing(
+    session: Session, agent_id: str, rows: Iterable[Sequence[object]]
+) -> list[Claim]:
+    """`claims_of(rows)`, reusing the agent's last listing for rows whose every column is
+    unchanged (the dialect is part of the key: it decides how the columns read)."""
+    key = (type(session.dialect).__qualname__, agent_id)
+    previous = _LAST_LISTING.get(key, {})
+    listing: dict[tuple[object, ...], Claim] = {}
+    claims: list[Claim] = []
+    for values in rows:
+        raw = tuple(values)
+        try:
+            claim = previous.get(raw)
+        except TypeError:  # a driver's unhashable column value (a list, a dict): no reuse
+            return [*claims, *claims_of(session, [raw, *rows])]
+        if claim is None:
+            try:
+                claim = claim_row(session, raw).to_claim()
+            except CorruptRow as exc:
+                _log.warning("skipping corrupt claim row: %s", exc)
+                continue
+        listing[raw] = claim
+        claims.append(claim)
+    if key not in _LAST_LISTING and len(_LAST_LISTING) >= _LAST_LISTING_AGENTS:
+        _LAST_LISTING.clear()  # bounded by starting over; single dict operations are atomic
+    _LAST_LISTING[key] = listing
+    return claims
 
 
 def list_applicable_by_ids(

@@ -40,7 +40,7 @@ from memory_core.domain.temporal_policy import (
     working_section_for,
     working_status_rank,
 )
-from memory_core.domain.tokens import estimate_tokens
+from memory_core.domain.tokens import estimate_tokens, token_weight, tokens_for_weight
 
 __all__ = [
     "PROJECTED_KINDS",
@@ -53,6 +53,10 @@ PROJECTED_KINDS = frozenset({ClaimKind.SEMANTIC, ClaimKind.EPISODIC, ClaimKind.R
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Statuses whose time lies behind them: shown latest first, unlike upcoming ones.
 _LAPSED = frozenset({TemporalStatus.PREVIOUSLY_PLANNED, TemporalStatus.ENDED_RECURRENCE})
+# Weights of the separators `_render` puts between lines ("\n") and sections ("\n\n").
+_LINE_BREAK = token_weight("\n")
+_SECTION_BREAK = token_weight("\n\n")
+_LABEL_WEIGHT = {section: token_weight(f"[{section.value}]") for section in WorkingSection}
 
 
 @attrs.frozen(kw_only=True)
@@ -81,6 +85,7 @@ class _Placed:
     assessment: TemporalAssessment
     section: WorkingSection
     line: str
+    weight: int  # token_weight(line)
 
 
 def _anchor_time(claim: Claim) -> datetime:
@@ -108,10 +113,38 @@ def _sort_key(placed: _Placed) -> tuple[object, ...]:
     return _tie_break(claim)
 
 
-def _line(claim: Claim, assessment: TemporalAssessment) -> str:
+def _body(content: str) -> str:
     # splitlines: every break a renderer honours gets the continuation indent.
-    line = "- " + "\n  ".join(claim.content.strip().splitlines())
-    return f"{line} {assessment.annotation}" if assessment.annotation else line
+    return "- " + "\n  ".join(content.strip().splitlines())
+
+
+# The same claims come back turn after turn, and their text only changes with a new revision:
+# each line's weight is measured once. The key holds the content's hash, not the content, so
+# no forgotten text outlives its row here, and a store that edits without a new revision
+# still gets a fresh measurement. Bounded by starting over when full: a dict's single
+# operations are atomic, so turns on several threads need no lock.
+_WEIGHTS: dict[tuple[str, int, int], int] = {}
+_WEIGHTS_MAX = 16_384
+
+
+def _body_weight(claim: Claim) -> int:
+    key = (claim.id, claim.revision, hash(claim.content))
+    weight = _WEIGHTS.get(key)
+    if weight is None:
+        weight = token_weight(_body(claim.content))
+        if len(_WEIGHTS) >= _WEIGHTS_MAX:
+            _WEIGHTS.clear()
+        _WEIGHTS[key] = weight
+    return weight
+
+
+def _place(claim: Claim, assessment: TemporalAssessment, section: WorkingSection) -> _Placed:
+    line = _body(claim.content)
+    weight = _body_weight(claim)
+    if assessment.annotation:
+        line = f"{line} {assessment.annotation}"
+        weight += token_weight(f" {assessment.annotation}")
+    return _Placed(claim=claim, assessment=assessment, section=section, line=line, weight=weight)
 
 
 def _render(chosen: Iterable[_Placed]) -> str:
@@ -161,21 +194,27 @@ def project_working(
         else:
             section = working_section_for(assessment, claim.temporal, policy=policy)
         if section is not None:
-            placed = _Placed(
-                claim=claim, assessment=assessment, section=section, line=_line(claim, assessment)
-            )
-            sections[section].append(placed)
+            sections[section].append(_place(claim, assessment, section))
     ordered = [sorted(members, key=_sort_key) for members in sections.values()]
 
+    # `_render(chosen)`'s weight, kept up to date line by line: a weight is additive over
+    # concatenation, so this equals re-measuring the rendered text (quadratic in the lines).
     chosen: list[_Placed] = []
+    shown: set[WorkingSection] = set()
+    weight = 0
     omitted = 0
     for rank in range(max((len(members) for members in ordered), default=0)):
         for members in ordered:
             if rank >= len(members):
                 continue
-            trial = [*chosen, members[rank]]
-            if estimate_tokens(_render(trial)) <= budget_tokens:
-                chosen = trial
+            placed = members[rank]
+            trial = weight + _LINE_BREAK + placed.weight
+            if placed.section not in shown:
+                trial += _LABEL_WEIGHT[placed.section] + (_SECTION_BREAK if shown else 0)
+            if tokens_for_weight(trial) <= budget_tokens:
+                chosen.append(placed)
+                shown.add(placed.section)
+                weight = trial
             else:
                 omitted += 1
     text = _render(chosen) or None

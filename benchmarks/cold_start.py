@@ -1,0 +1,215 @@
+"""Cold-start benchmark: a fresh process from `import` to its first turn (issue 15).
+
+    python -m benchmarks.cold_start                # 100k claims for the agent
+    python -m benchmarks.cold_start --quick        # 10k
+    python -m benchmarks.cold_start --sizes 2000 --repeats 1 --json out.json
+
+Per size N, a data dir is built once as in `benchmarks.recall` (N claims of one agent through
+the bulk path, N synthetic vectors, marked ready; no noise agents), then `--repeats` fresh
+Python processes each time, in order:
+
+- imports: the plugin host (`memory_plugins.bootstrap`, `memory_plugins.loader`);
+- plugin discovery: `load_plugins` (entry points, module imports, registrations);
+- open: `open_memory` on the data dir (schema check, startup repair, vector store open);
+- warm: `MemoryService.warm(agent)` (the agent's vectors into the resident matrix);
+- first turn: `session.prepare_turn` with a fixed query vector (no model);
+and reports each step's seconds, the process's peak RSS, and its RSS after warm minus the
+RSS before open, divided by the raw matrix bytes (N × 384 × 4): the resident memory per
+claim against the ≤ 1.3× goal. The model load is not part of it (the query vector is fixed).
+Results: a table on stdout, JSON to `benchmarks/results/cold_start.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks import recall
+
+__all__ = ["main", "run"]
+
+SIZES = (100_000,)
+QUICK_SIZES = (10_000,)
+RESULTS = Path(__file__).with_name("results") / "cold_start.json"
+STEPS = ("imports_s", "discovery_s", "open_s", "warm_s", "first_turn_s")
+
+# Run in a child process: everything it measures must start cold.
+_CHILD = r"""
+import asyncio, json, resource, sys, time
+def rss_mib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096 / 2**20
+start = time.perf_counter()
+from memory_plugins.bootstrap import open_memory
+from memory_plugins.loader import load_plugins
+from benchmarks.recall import FixedQueryEmbedder, AGENT
+imported = time.perf_counter()
+registry = load_plugins(strict=True, distributions={"agent-memory"}).registry
+discovered = time.perf_counter()
+embedder = FixedQueryEmbedder()
+before_open = rss_mib()
+memory = open_memory(sys.argv[1], overrides={"embedding_provider": embedder}, registry=registry)
+opened = time.perf_counter()
+async def rest():
+    ready = await memory.warm(AGENT)
+    warmed = time.perf_counter()
+    after_warm = rss_mib()
+    turn = await memory.session(AGENT, "cold").prepare_turn("m1", "what do I like to drink?")
+    first = time.perf_counter()
+    await memory.aclose()
+    return ready, warmed, after_warm, first, turn.outcome
+ready, warmed, after_warm, first, outcome = asyncio.run(rest())
+print(json.dumps({
+    "imports_s": imported - start, "discovery_s": discovered - imported,
+    "open_s": opened - discovered, "warm_s": warmed - opened, "first_turn_s": first - warmed,
+    "total_s": first - start, "ready": ready, "outcome": str(outcome),
+    "rss_before_open_mib": before_open, "rss_after_warm_mib": after_warm,
+    "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+}))
+"""
+
+
+def _child(data_dir: Path) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(data_dir)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=3_600,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"cold-start child failed: {done.stderr[-2_000:]}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def bench_size(count: int, *, repeats: int, seed: int) -> dict[str, Any]:
+    from memory_plugins.loader import load_plugins
+
+    registry = load_plugins(strict=True, distributions={"agent-memory"}).registry
+    corpus = recall.Corpus(seed, max(1, count // recall.CLUSTER))
+    matrix = corpus.vectors(count)
+    with tempfile.TemporaryDirectory(prefix="bench-cold-") as tmp:
+        root = Path(tmp)
+        build = asyncio.run(
+            recall._build(
+                root,
+                registry,
+                embedder=recall.FixedQueryEmbedder(),
+                corpus=corpus,
+                count=count,
+                noise_rows=0,
+                matrix=matrix,
+            )
+        )
+        del matrix
+        runs = []
+        for repeat in range(repeats):
+            recall._say(f"  cold start {repeat + 1}/{repeats}")
+            runs.append(_child(root / "data"))
+        sqlite_mb = (root / "data" / "memory.sqlite3").stat().st_size / 1e6
+    raw_mib = count * recall.DIM * 4 / 2**20
+    resident = [run["rss_after_warm_mib"] - run["rss_before_open_mib"] for run in runs]
+    return {
+        "n": count,
+        "repeats": repeats,
+        "median": {
+            key: statistics.median(run[key] for run in runs)
+            for key in (*STEPS, "total_s", "peak_rss_mib")
+        },
+        "raw_matrix_mib": raw_mib,
+        "resident_after_warm_mib": statistics.median(resident),
+        "resident_vs_raw": statistics.median(resident) / raw_mib,
+        "runs": runs,
+        "build": {"insert_rows_per_s": build["insert_rows_per_s"], "sqlite_file_mb": sqlite_mb},
+    }
+
+
+def run(sizes: Sequence[int], *, repeats: int, seed: int = 20261201) -> dict[str, Any]:
+    started = time.perf_counter()
+    load_before = os.getloadavg()
+    results = []
+    for count in sizes:
+        recall._say(f"N = {count:,}: {repeats} cold starts")
+        results.append(bench_size(count, repeats=repeats, seed=seed))
+    return {
+        "benchmark": "cold_start",
+        "when": recall.datetime.now(recall.UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "loadavg_before": load_before,
+            "loadavg_after": os.getloadavg(),
+        },
+        "settings": {"repeats": repeats, "seed": seed, "query_embedding": "fixed vector"},
+        "total_seconds": time.perf_counter() - started,
+        "results": results,
+    }
+
+
+def report(document: dict[str, Any], write: Callable[[str], None] = print) -> None:
+    write("cold start to the first turn, fresh process, median seconds (model load excluded)")
+    write(
+        f"{'N':>9} "
+        + " ".join(f"{step[:-2]:>11}" for step in (*STEPS, "total_s"))
+        + f" {'peak MiB':>9} {'resident':>9} {'raw':>7} {'res/raw':>7}"
+    )
+    for r in document["results"]:
+        median = r["median"]
+        write(
+            f"{r['n']:>9,} "
+            + " ".join(f"{median[step]:>11.3f}" for step in (*STEPS, "total_s"))
+            + f" {median['peak_rss_mib']:>9.0f} {r['resident_after_warm_mib']:>9.0f}"
+            + f" {r['raw_matrix_mib']:>7.0f} {r['resident_vs_raw']:>7.2f}"
+        )
+    machine = document["machine"]
+    write(
+        f"load {machine['loadavg_before'][0]:.1f} → {machine['loadavg_after'][0]:.1f}; "
+        f"total {document['total_seconds']:.0f} s"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.cold_start",
+        description="A fresh process from import to its first turn, and its resident memory.",
+    )
+    parser.add_argument("--quick", action="store_true", help="10k claims")
+    parser.add_argument("--sizes", help="comma-separated claim counts")
+    parser.add_argument("--repeats", type=int, default=3, help="fresh processes per size")
+    parser.add_argument("--json", type=Path, default=RESULTS, help=f"default: {RESULTS}")
+    args = parser.parse_args(argv)
+    if args.sizes:
+        try:
+            sizes = [int(size) for size in args.sizes.split(",")]
+        except ValueError:
+            parser.error(f"--sizes: comma-separated integers, got {args.sizes!r}")
+        if any(size < recall.CLUSTER for size in sizes):
+            parser.error(f"--sizes: each size must be at least {recall.CLUSTER}")
+    else:
+        sizes = list(QUICK_SIZES if args.quick else SIZES)
+    if args.repeats < 1:
+        parser.error("--repeats: at least 1")
+    document = run(sizes, repeats=args.repeats)
+    report(document)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
