@@ -261,9 +261,16 @@ class FakeConsolidation(FakeStoreBase):
         ]
         return max(times, default=None)
 
-    def list_audit(self, agent_id: str, *, limit: int) -> Sequence[AuditEvent]:
+    def list_audit(
+        self, agent_id: str, *, limit: int, memory_ids: Sequence[str] | None = None
+    ) -> Sequence[AuditEvent]:
         check_int(limit, "limit", minimum=1)
-        owned = [(k, e) for k, e in self._open().events.items() if k[0] == agent_id]
+        about = None if memory_ids is None else set(memory_ids)
+        owned = [
+            (k, e)
+            for k, e in self._open().events.items()
+            if k[0] == agent_id and (about is None or e.memory_id in about)
+        ]
         owned.sort(key=lambda item: (item[1].created_at, item[0][1]), reverse=True)
         return [event for _, event in owned[:limit]]
 

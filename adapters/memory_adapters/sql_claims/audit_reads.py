@@ -1,4 +1,4 @@
-"""Reading the audit trail back for a claim's history (`AuditReader`)."""
+"""Reading the audit trail back (`AuditReader`): a claim's history, an agent's trail."""
 
 from __future__ import annotations
 
@@ -12,18 +12,21 @@ __all__ = ["list_audit"]
 
 
 def list_audit(
-    session: Session, agent_id: str, memory_ids: Sequence[str], limit: int
+    session: Session, agent_id: str, memory_ids: Sequence[str] | None, limit: int
 ) -> list[AuditEvent]:
-    if not memory_ids:
+    """Newest first; `memory_ids` None means every event of the agent."""
+    if memory_ids is not None and not memory_ids:
         return []
     column = session.dialect.audit_refs_column
+    about = "" if memory_ids is None else f"AND {session.dialect.id_list('memory_ref_id')}"
+    params: tuple[object, ...] = (agent_id,) if memory_ids is None else (agent_id, list(memory_ids))
     rows = session.execute(
         f"""SELECT event_type, actor_type, memory_ref_id, {column}, status, created_at
             FROM agent_memory_audit
-            WHERE agent_id = ? AND {session.dialect.id_list("memory_ref_id")}
+            WHERE agent_id = ? {about}
             ORDER BY created_at DESC, id DESC
             LIMIT ?""",
-        (agent_id, list(memory_ids), limit),
+        (*params, limit),
     ).fetchall()
     return [
         AuditEvent(
@@ -35,5 +38,5 @@ def list_audit(
             status=status,
             created_at=session.instant(created),
         )
-        for event, actor, memory_id, refs, status, created in reversed(rows)
+        for event, actor, memory_id, refs, status, created in rows
     ]

@@ -6,7 +6,6 @@ inside the caller's transaction; `MaintenanceMethods` is the `Consolidation` rol
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
@@ -26,7 +25,6 @@ from memory_core.domain.errors import RevisionConflict, ValidationError
 from memory_core.domain.validation import check_int
 from memory_core.ports.claims import (
     MAX_DIRTY_BATCH,
-    AuditEvent,
     DerivationKind,
     DirtySeed,
     InsertOutcome,
@@ -330,28 +328,6 @@ class MaintenanceMethods:
                 (agent_id, event, status),
             )
             return None if row is None or row[0] is None else session.instant(row[0])
-
-    def list_audit(self, agent_id: str, *, limit: int) -> Sequence[AuditEvent]:
-        check_int(limit, "limit", minimum=1)
-        with self._read() as session:
-            column = session.dialect.audit_refs_column
-            rows = session.execute(
-                f"""SELECT event_type, actor_type, status, memory_ref_id, {column}, created_at
-                    FROM agent_memory_audit WHERE agent_id = ?
-                    ORDER BY created_at DESC, id DESC LIMIT ?""",
-                (agent_id, limit),
-            ).fetchall()
-            return [
-                AuditEvent(
-                    event=str(event),
-                    actor=str(actor),
-                    status=str(status),
-                    memory_id=None if memory is None else str(memory),
-                    refs=json.loads(refs) if isinstance(refs, str) else dict(refs or {}),
-                    created_at=session.instant(created),
-                )
-                for event, actor, status, memory, refs, created in rows
-            ]
 
     def retain_audit(self, agent_id: str, *, keep: int, limit: int) -> int:
         check_int(keep, "keep", minimum=0)

@@ -34,6 +34,7 @@ from memory_adapters.sql_claims.session import Dialect, Session
 from memory_core.domain.claims import Claim, ClaimDraft, EmbeddingIdentity, WriteOrigin
 from memory_core.domain.directives import Directive, DirectiveKind, DirectiveStatus
 from memory_core.domain.scope import Scope, ScopeFilter
+from memory_core.domain.validation import check_int
 from memory_core.ports.claims import (
     ClearProgress,
     DeleteOutcome,
@@ -373,8 +374,9 @@ class SqlClaimStore(MaintenanceMethods, ConflictMethods, PersonaMethods):
             return reads.list_derivations(session, agent_id, claim_id)
 
     def list_audit(
-        self, agent_id: str, *, memory_ids: Sequence[str], limit: int
+        self, agent_id: str, *, limit: int, memory_ids: Sequence[str] | None = None
     ) -> Sequence[AuditEvent]:
+        check_int(limit, "limit", minimum=1)
         with self._read() as session:
             return audit_reads.list_audit(session, agent_id, memory_ids, limit)
 

@@ -16,6 +16,7 @@ from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import Category
 from memory_core.domain.errors import RevisionConflict, ValidationError
 from memory_core.ports.claims import (
+    AuditReader,
     ClaimReader,
     ClaimWriter,
     Consolidation,
@@ -33,7 +34,7 @@ CALLED, NAMED = "The user's cat is called Miso.", "The user's cat is named Miso.
 
 @runtime_checkable
 class ConsolidationStore(
-    ClaimReader, ClaimWriter, Consolidation, Forgetting, LineageReader, Protocol
+    AuditReader, ClaimReader, ClaimWriter, Consolidation, Forgetting, LineageReader, Protocol
 ):
     """What the contract calls: its role, and the records, lineage and delete it checks."""
 
@@ -183,6 +184,9 @@ class ConsolidationContract(RoleCases):
         assert store.retain_audit(A, keep=2, limit=2) == 2
         assert store.retain_audit(A, keep=2, limit=10) == 1
         assert [e.refs["n"] for e in store.list_audit(A, limit=10)] == [4, 3]
+        # Scheduler events name no claim: a claim's history (`memory_ids`) sees none of them.
+        assert store.list_audit(A, limit=10, memory_ids=["no-such-claim"]) == []
+        assert store.list_audit(A, limit=10, memory_ids=[]) == []
 
     def test_insights_commit_with_an_edge_from_every_source(
         self, consolidation_store: ConsolidationStore, clock: ManualClock

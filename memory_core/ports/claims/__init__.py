@@ -13,6 +13,7 @@ Why this cut — one role per question a service asks, as the tape is four ports
   write that leaves tombstones (internal: hashes only, never returned) or nothing;
   retrieval only asks which agents are fenced;
 - `LineageReader` (lineage): edges are written by `ClaimWriter` calls, read here;
+- `AuditReader` (audit): the audit trail, written inside each mutation, read back;
 - `StoreMaintenance` (maintenance): repair, audit retention, close — host lifecycle;
   `Consolidation` (maintenance): the dirty queue, merges and stale archiving of the
   background maintenance service; `Conflicts` (maintenance): challenges kept as records;
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+from memory_core.ports.claims.audit import AuditEvent, AuditReader
 from memory_core.ports.claims.directives import (
     DirectiveCapacityExceeded,
     DirectiveReader,
@@ -57,7 +59,6 @@ from memory_core.ports.claims.forgetting import (
 from memory_core.ports.claims.lineage import Derivation, DerivationKind, LineageReader
 from memory_core.ports.claims.maintenance import (
     MAX_DIRTY_BATCH,
-    AuditEvent,
     Conflict,
     Conflicts,
     Consolidation,
@@ -82,6 +83,7 @@ from memory_core.ports.claims.search import ClaimSearch, FtsHit, MatchMode
 __all__ = [
     "MAX_DIRTY_BATCH",
     "AuditEvent",
+    "AuditReader",
     "ClaimReader",
     "ClaimSearch",
     "ClaimStore",
@@ -126,6 +128,7 @@ class ClaimStore(
     DirectiveStore,
     Forgetting,
     LineageReader,
+    AuditReader,
     StoreMaintenance,
     Consolidation,
     Conflicts,

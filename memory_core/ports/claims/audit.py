@@ -2,8 +2,8 @@
 
 Events are written by the store inside the transaction of the mutation they describe (an
 add, an edit, an archive, a delete); `refs` holds ids, counts and flags only, never content
-(R-ARCH-6). This role reads them for a claim's history. It is optional: a store without an
-audit trail (the in-memory fake) does not implement it, and history then shows lineage alone.
+(R-ARCH-6). This role reads them back: a claim's history, and an agent's whole trail for the
+operator (`agent-memory audit`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ __all__ = ["AuditEvent", "AuditReader"]
 
 @attrs.frozen(kw_only=True)
 class AuditEvent:
+    """One audit row as read back: ids, counts and closed enums only, never content."""
+
     event: str  # e.g. memory/add, memory/manual_edit, memory/archive, memory/delete
     actor: str  # user, runtime, scheduler, system
     memory_id: str | None
@@ -30,8 +32,8 @@ class AuditEvent:
 @runtime_checkable
 class AuditReader(Protocol):
     def list_audit(
-        self, agent_id: str, *, memory_ids: Sequence[str], limit: int
+        self, agent_id: str, *, limit: int, memory_ids: Sequence[str] | None = None
     ) -> Sequence[AuditEvent]:
-        """The owner's events about any of `memory_ids`, oldest first, at most `limit`
-        (the newest ones when there are more). Another owner's ids give nothing."""
+        """The owner's newest events first, at most `limit`; with `memory_ids` only those
+        about any of them. Another owner's ids give nothing."""
         ...

@@ -17,7 +17,6 @@ from memory_core.ports.claims.records import InsertOutcome
 
 __all__ = [
     "MAX_DIRTY_BATCH",
-    "AuditEvent",
     "Conflict",
     "Conflicts",
     "Consolidation",
@@ -102,18 +101,6 @@ class MergeRequest:
     settle: tuple[DirtySeed, ...] = ()
 
 
-@attrs.frozen(kw_only=True)
-class AuditEvent:
-    """One audit row as read back: ids, counts and closed enums only, never content."""
-
-    event: str
-    actor: str
-    status: str
-    memory_id: str | None
-    refs: dict[str, int | str | bool | None]
-    created_at: datetime
-
-
 @runtime_checkable
 class Consolidation(Protocol):
     """What the maintenance service asks of the store (R-MAINT-1, R-LINEAGE-1, §8.3–8.4)."""
@@ -186,10 +173,6 @@ class Consolidation(Protocol):
 
     def last_event_at(self, agent_id: str, event: str, *, status: str) -> datetime | None:
         """When the agent's newest `event` with `status` was recorded (cooldowns)."""
-        ...
-
-    def list_audit(self, agent_id: str, *, limit: int) -> Sequence[AuditEvent]:
-        """The agent's audit events, newest first."""
         ...
 
     def retain_audit(self, agent_id: str, *, keep: int, limit: int) -> int:

@@ -29,7 +29,7 @@ from memory_core.domain.validation import (
     check_text,
 )
 from memory_core.ports.claims import Derivation
-from memory_core.ports.claims.audit import AuditEvent, AuditReader
+from memory_core.ports.claims.audit import AuditEvent
 from memory_core.ports.telemetry import SpanName
 from memory_core.services.memory.parts import MemoryParts
 
@@ -87,7 +87,7 @@ class ClaimHistory:
     claim: Claim | None
     derivations: tuple[Derivation, ...]
     # What the audit trail recorded about the claim and the claims its edges reach (adds,
-    # edits, archives, deletes), oldest first; empty for a store that keeps no audit trail.
+    # edits, archives, deletes), oldest first.
     audit: tuple[AuditEvent, ...] = ()
     truncated: bool = False  # more than MAX_HISTORY_EDGES edges were reachable
 
@@ -217,15 +217,11 @@ class MemoryRecords(MemoryParts):
             # does not make an id known (R-PRIV-2).
             raise NotFound(f"no claim {claim_id} for this agent")
         ordered = sorted(edges.values(), key=lambda e: (e.created_at, e.parent_id, e.child_id))
-        audit: tuple[AuditEvent, ...] = ()
-        store = self.store
-        if isinstance(store, AuditReader):
-            ids = sorted(seen)
-            audit = tuple(
-                await self._read(
-                    lambda: store.list_audit(agent_id, memory_ids=ids, limit=MAX_HISTORY_EDGES)
-                )
-            )
+        ids = sorted(seen)
+        newest_first = await self._read(
+            lambda: self.store.list_audit(agent_id, memory_ids=ids, limit=MAX_HISTORY_EDGES)
+        )
+        audit = tuple(reversed(newest_first))
         return ClaimHistory(
             claim_id=claim_id,
             claim=claim,

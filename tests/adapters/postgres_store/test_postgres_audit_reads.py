@@ -1,5 +1,5 @@
 """The audit trail read back on PostgreSQL (`AuditReader`, a claim's history): the refs come
-out of `jsonb` as the same mapping SQLite's JSON text gives, oldest first, owner-scoped."""
+out of `jsonb` as the same mapping SQLite's JSON text gives, newest first, owner-scoped."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from memory_core.domain.claims import ClaimDraft, WriteOrigin
 from memory_core.ports.claims.audit import AuditReader
 
 
-def test_a_claims_audit_events_read_back_oldest_first_for_their_owner_only(
+def test_a_claims_audit_events_read_back_newest_first_for_their_owner_only(
     open_claims: Callable[..., PostgresClaimStore], clock: ManualClock
 ) -> None:
     """R-LINEAGE-1, R-STORE-3: add, manual edit, delete; another owner sees none of them."""
@@ -27,7 +27,7 @@ def test_a_claims_audit_events_read_back_oldest_first_for_their_owner_only(
     clock.advance(1)
     store.delete("a", new.id, now=clock.now())
 
-    events = store.list_audit("a", memory_ids=[old.id, new.id], limit=10)
+    events = list(reversed(store.list_audit("a", memory_ids=[old.id, new.id], limit=10)))
 
     assert [(e.event, e.memory_id) for e in events] == [
         ("memory/add", old.id),
@@ -38,6 +38,11 @@ def test_a_claims_audit_events_read_back_oldest_first_for_their_owner_only(
     assert events[2].refs == {"successor_id": new.id}
     assert [e.created_at for e in events] == sorted(e.created_at for e in events)
     assert store.list_audit("b", memory_ids=[old.id, new.id], limit=10) == []
+    # Without ids: the agent's whole trail, newest first (the operator's `agent-memory audit`).
+    assert [e.event for e in store.list_audit("a", limit=2)] == [
+        "memory/delete",
+        "memory/manual_edit",
+    ]
     assert [e.event for e in store.list_audit("a", memory_ids=[new.id], limit=1)] == [
         "memory/delete"
     ]
