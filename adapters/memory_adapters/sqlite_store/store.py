@@ -27,6 +27,7 @@ from memory_adapters.sql_claims import Session, SqlClaimStore
 from memory_adapters.sql_claims.store import random_id
 from memory_adapters.sqlite_store import fts
 from memory_adapters.sqlite_store.connection import (
+    LockWait,
     open_connection,
     translate_errors,
     write_transaction,
@@ -48,10 +49,13 @@ class ApswClaimStore(SqlClaimStore):
     """`ClaimStore` over apsw SQLite (SPEC §3). One connection per object; not shared.
 
     `synchronous="FULL"` (the default) makes a committed forget survive power loss, not
-    only a process crash. `unsafe_disable_forensic_hardening` turns off `secure_delete`,
-    the FTS5 secure-delete option and the index merge of `checkpoint`; it exists only so
-    the forensic test can show that its byte scan really detects leftovers, and must
-    never be used otherwise.
+    only a process crash. A call waits up to `busy_timeout_ms` for another connection's
+    lock, but only `loop_busy_timeout_ms` on a thread running an event loop, where its
+    wait would hold every turn (`connection.LockWait`).
+
+    `unsafe_disable_forensic_hardening` turns off `secure_delete`, the FTS5 secure-delete
+    option and the index merge of `checkpoint`; it exists only so the forensic test can
+    show that its byte scan really detects leftovers, and must never be used otherwise.
     """
 
     def __init__(
@@ -61,6 +65,7 @@ class ApswClaimStore(SqlClaimStore):
         secret_policy: SecretPolicy,
         clock: DomainClock,
         busy_timeout_ms: int = 5_000,
+        loop_busy_timeout_ms: int = 250,
         synchronous: str = "FULL",
         id_factory: Callable[[str], str] = random_id,
         unsafe_disable_forensic_hardening: bool = False,
@@ -69,17 +74,19 @@ class ApswClaimStore(SqlClaimStore):
             raise ValidationError("synchronous", f"must be one of {_SYNCHRONOUS}")
         if busy_timeout_ms < 0:
             raise ValidationError("busy_timeout_ms", "must not be negative")
+        if loop_busy_timeout_ms < 0:
+            raise ValidationError("loop_busy_timeout_ms", "must not be negative")
         super().__init__(
             dialect=SQLITE, secret_policy=secret_policy, clock=clock, id_factory=id_factory
         )
         self._path = Path(path)
         self._scrub_mark = self._path.with_name(self._path.name + _SCRUB_MARK_SUFFIX)
-        self._busy_timeout_ms = busy_timeout_ms
+        self._lock_wait = LockWait(timeout_ms=busy_timeout_ms, loop_timeout_ms=loop_busy_timeout_ms)
         self._closed = False
         self._hardened = hardened = not unsafe_disable_forensic_hardening
         self._conn = open_connection(
             self._path,
-            busy_timeout_ms=busy_timeout_ms,
+            lock_wait=self._lock_wait,
             hardened=hardened,
             synchronous=synchronous.upper(),
         )
@@ -168,15 +175,11 @@ class ApswClaimStore(SqlClaimStore):
         if self._hardened:
             with write_transaction(self._conn) as conn:
                 fts.optimize(conn)
-        with translate_errors():
-            if not wait_for_readers:
-                self._conn.set_busy_timeout(0)
-            try:
-                # (busy, WAL frames, frames written back): complete means not busy and the
-                # WAL emptied; with a reader's snapshot in the way, busy is 1.
-                rows = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-            finally:
-                self._conn.set_busy_timeout(self._busy_timeout_ms)
+        waiting = contextlib.nullcontext() if wait_for_readers else self._lock_wait.single_attempt()
+        with translate_errors(), waiting:
+            # (busy, WAL frames, frames written back): complete means not busy and the WAL
+            # emptied; with a reader's snapshot in the way, busy is 1.
+            rows = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         busy, log_frames, written = rows[0]
         complete = busy == 0 and log_frames in (0, written)
         if complete:
