@@ -205,6 +205,16 @@ class ApswClaimStore(SqlClaimStore):
         """
         self._checkpoint(wait_for_readers=True)
 
+    def agent_ids(self) -> list[str]:
+        """Every agent with claims or directives in the file, for doctor (not a port
+        method: a store that can list its agents offers it)."""
+        with self._read() as session:
+            rows = session.execute(
+                "SELECT agent_id FROM agent_memory"
+                " UNION SELECT agent_id FROM agent_memory_directive ORDER BY 1"
+            ).fetchall()
+        return [agent for (agent,) in rows]
+
     @property
     def scrub_pending(self) -> bool:
         """True while a checkpoint owed by forgetting has not completed (content-free)."""
