@@ -193,12 +193,12 @@ class ApswClaimStore(SqlClaimStore):
     def checkpoint(self) -> None:
         """Make committed forgetting physical (R-PRIV-3): a WAL checkpoint (TRUNCATE).
 
-        By the time a delete or a clear batch commits, the rows, their FTS5 terms (secure
-        deletes) and the freed cells (`secure_delete`) are already zeroed in the pages it
-        wrote — but those pages are in the WAL, and the WAL still holds the old page images
-        with the text. The checkpoint writes the new pages into the main file and truncates
-        the WAL: milliseconds, whatever the store's size (the index is never merged; before
-        issue 15 it was, per delete: 0.7 s at 110k rows, 7–9 s at 1.1M).
+        By the time a delete commits (a clear: its claims phase ends), the rows, their FTS5
+        terms (secure deletes; a clear's index merge) and the freed cells (`secure_delete`)
+        are gone from the pages written — but those pages are in the WAL, and the WAL still
+        holds the old page images with the text. The checkpoint writes the new pages into
+        the main file and truncates the WAL: milliseconds, whatever the store's size (no
+        index merge; before issue 15 one ran per delete: 0.7 s at 110k rows, 7–9 s at 1.1M).
 
         A reader's snapshot can keep it from finishing (after the busy timeout): then the
         scrub-pending mark stays until a later checkpoint completes (module docstring).
