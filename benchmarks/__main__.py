@@ -32,6 +32,8 @@ BENCHMARKS: dict[str, str] = {
     "SQLite lock holder: 0 past the deadline + 1 s, 0 lost anchors",
     "maintenance_soak": "20 agents x 2,000 turns with maintenance stopped/started at random "
     "and one SIGKILL: 0 escaping errors, FTS/vector/lineage integrity, no starved seed",
+    "forgetting": "one delete made physical at 10k/100k/1M rows and every clear batch when "
+    "the agent holds 90 % of the store, vs bare SQLite deletes",
 }
 
 

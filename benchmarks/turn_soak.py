@@ -4,7 +4,6 @@ clears and another process taking SQLite's write lock in bursts (R-READ-1, R-HOS
 
     python -m benchmarks turn_soak                 # 20 agents x 2,000 turns
     python -m benchmarks turn_soak --quick         # 4 agents x 40 turns
-    python -m benchmarks turn_soak --lock-hold 8   # the lock held 8 s at a time
 
 What it reports: turns past the soft deadline plus the documented 1 s margin (the promise:
 0), turn latency percentiles, turns that failed open and why, view anchors expected and
@@ -12,10 +11,14 @@ written (a late anchor is still written after its turn: 0 lost), and whether `di
 finds every agent healthy at the end.
 
 The lock holder is a separate process, as a CLI `remember` or a backup would be. SQLite calls
-run inline on the event loop (`InlineCalls`), so a write that waits for that lock — any
-agent's extraction, embedding mark or access count — holds every turn of the process for as
-long as it waits, up to the store's busy timeout (5 s). `--lock-hold` above the margin shows
-that limit; the default bursts (0.5 s) stay inside it.
+run inline on the event loop (`InlineCalls`); a call there waits at most the store's
+`loop_busy_timeout_ms` (250 ms) for that lock and, after one gave up, calls on the loop make
+single attempts for a second (`sqlite_store.connection.LockWait`), so even `--lock-hold 8`
+costs the loop a short wait per second, not a 5 s busy timeout per write: extraction and
+embedding retry on a later turn, access counts are skipped, and `write_errors` counts the
+model writes refused meanwhile.
+
+    python -m benchmarks turn_soak --lock-every 12 --lock-hold 8   # the 8 s holder of issue 11
 """
 
 from __future__ import annotations

@@ -86,6 +86,11 @@ def _verify(path: Path) -> None:
         _verified.add(path)
 
 
+def _retrieve(task: asyncio.Future[object]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.debug("abandoned local-minilm run ended with %s", type(task.exception()).__name__)
+
+
 class MiniLMEmbedder:
     """`EmbeddingProvider` over the local MiniLM model: 384-d, L2-normalised, mean-pooled."""
 
@@ -204,6 +209,9 @@ class MiniLMEmbedder:
 
         unregister = cancel.on_cancel(stop)
         task = asyncio.ensure_future(asyncio.to_thread(self._run, list(texts), run_options))
+        # A run abandoned at its deadline fails later in its thread (the terminate flag);
+        # unretrieved, asyncio would print that as a stray traceback (issue 11).
+        task.add_done_callback(_retrieve)
         try:
             async with asyncio.timeout(deadline.remaining()):
                 vectors = await asyncio.shield(task)

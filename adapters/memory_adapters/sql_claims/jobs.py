@@ -9,7 +9,7 @@ batches and yields between them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -67,9 +67,25 @@ def begin(session: Session, agent_id: str, *, now: datetime) -> ClearProgress:
     return _progress(session, job)
 
 
-def run_batch(session: Session, agent_id: str, *, batch_size: int, now: datetime) -> ClearProgress:
+def run_batch(
+    session: Session,
+    agent_id: str,
+    *,
+    batch_size: int,
+    now: datetime,
+    step: int | None = None,
+    more: Callable[[], bool] | None = None,
+    may_end: Callable[[], bool] | None = None,
+) -> ClearProgress:
     """One transaction's worth: tombstone claim rows (internal rows have no identity),
-    delete, count; the short batch ends the claims phase and drops lineage and dirty state."""
+    delete, count; the short batch ends the claims phase and drops lineage and dirty state.
+
+    With `step`, rows go `step` at a time and the batch stops early once `more()` says so —
+    a dialect whose deletes cost more per row than a batch may take (SQLite's secure FTS5
+    deletes) bounds the batch by time, not only by rows. Only a step that found fewer rows
+    than it asked for ends the phase, and only once `may_end()` agrees: a dialect with
+    physical work still owed for the removed rows (SQLite's index merge) does it in the
+    batches that follow, each as bounded as the others."""
     if not 1 <= batch_size <= MAX_CLEAR_BATCH:
         raise ValidationError("batch_size", f"must be in 1..{MAX_CLEAR_BATCH}")
     job = _job(session, agent_id)
@@ -77,6 +93,32 @@ def run_batch(session: Session, agent_id: str, *, batch_size: int, now: datetime
         raise NotFound("no clear job for this agent")
     if job[1] != ClearPhase.CLAIMS.value:
         return _progress(session, job)
+    step = batch_size if step is None else min(step, batch_size)
+    removed, exhausted = 0, False
+    while not exhausted and removed < batch_size:
+        asked = min(step, batch_size - removed)
+        found = _clear_step(session, agent_id, limit=asked, now=now)
+        removed += found
+        exhausted = found < asked
+        if more is not None and not more():
+            break
+    session.execute(
+        "UPDATE agent_memory_clear_job SET removed_count = removed_count + ? WHERE agent_id = ?",
+        (removed, agent_id),
+    )
+    if exhausted and (may_end is None or may_end()):
+        session.execute("DELETE FROM agent_memory_derivation WHERE agent_id = ?", (agent_id,))
+        session.execute("DELETE FROM agent_memory_dirty WHERE agent_id = ?", (agent_id,))
+        session.execute(
+            "UPDATE agent_memory_clear_job SET phase = 'vectors' WHERE agent_id = ?", (agent_id,)
+        )
+    job = _job(session, agent_id)
+    assert job is not None
+    return _progress(session, job, batch_removed=removed)
+
+
+def _clear_step(session: Session, agent_id: str, *, limit: int, now: datetime) -> int:
+    """Tombstone and delete up to `limit` of the agent's rows; how many there were."""
     # Every row of the agent, not only those older than the job: the guard admits no new
     # rows, and a row that slipped in any other way must not survive a clear either.
     # Raw columns, not ClaimRow: a row a raw writer corrupted is cleared like any other.
@@ -85,7 +127,7 @@ def run_batch(session: Session, agent_id: str, *, batch_size: int, now: datetime
         f"""SELECT {key}, kind, scope_type, scope_id, canonical_content, provenance_key
             FROM agent_memory WHERE agent_id = ? ORDER BY {key} LIMIT ?
             {session.dialect.for_update}""",
-        (agent_id, batch_size),
+        (agent_id, limit),
     ).fetchall()
     for _key, kind, scope_type, scope_id, canonical, provenance in rows:
         if is_internal_kind(kind):
@@ -98,23 +140,12 @@ def run_batch(session: Session, agent_id: str, *, batch_size: int, now: datetime
             provenance=provenance,
         )
         tombstones.write(session, agent_id, identities, reason="agent_clear", now=now)
-    session.execute(
-        f"DELETE FROM agent_memory WHERE agent_id = ? AND {session.dialect.id_list(key)}",
-        (agent_id, [row[0] for row in rows]),
-    )
-    session.execute(
-        "UPDATE agent_memory_clear_job SET removed_count = removed_count + ? WHERE agent_id = ?",
-        (len(rows), agent_id),
-    )
-    if len(rows) < batch_size:
-        session.execute("DELETE FROM agent_memory_derivation WHERE agent_id = ?", (agent_id,))
-        session.execute("DELETE FROM agent_memory_dirty WHERE agent_id = ?", (agent_id,))
+    if rows:
         session.execute(
-            "UPDATE agent_memory_clear_job SET phase = 'vectors' WHERE agent_id = ?", (agent_id,)
+            f"DELETE FROM agent_memory WHERE agent_id = ? AND {session.dialect.id_list(key)}",
+            (agent_id, [row[0] for row in rows]),
         )
-    job = _job(session, agent_id)
-    assert job is not None
-    return _progress(session, job, batch_removed=len(rows))
+    return len(rows)
 
 
 def finish(session: Session, agent_id: str, *, now: datetime) -> None:

@@ -1,13 +1,16 @@
-"""One apsw connection per store: pragmas, the owner-token function, transactions, and the
-translation of apsw exceptions into the domain's error types."""
+"""One apsw connection per store: pragmas, the owner-token function, how long a call waits
+for another connection's lock, transactions, and the translation of apsw exceptions into the
+domain's error types."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import hashlib
 import logging
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import apsw
@@ -28,6 +31,7 @@ from memory_core.domain.errors import (
 
 __all__ = [
     "OWNER_TOKEN_FUNCTION",
+    "LockWait",
     "fts_owner_token",
     "open_connection",
     "read_transaction",
@@ -58,13 +62,83 @@ def fts_owner_token(agent_id: str) -> str:
     return "".join(chars)
 
 
+def _on_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+class LockWait:
+    """The busy handler: how long a call waits for a lock another connection holds.
+
+    SQLite calls run inline on the event loop (`InlineCalls`), so a call waiting there for
+    another process's write lock (a CLI, a backup's checkpoint) holds every turn of the
+    process with it; SQLite's own busy timeout (5 s) is longer than a turn's deadline
+    (R-READ-1, R-HOST-1). So on a thread running an event loop a call waits at most
+    `loop_timeout_ms`, and after one such call gave up, the next ones on the loop make a
+    single attempt until `backoff_s` has passed: twenty sessions' writes behind one
+    foreign lock then cost the loop one short wait, not twenty. The call that gives up
+    fails with StoreError; every caller on the loop treats that as weather (ingestion and
+    embedding retry on a later turn, access counts are best effort, a scrub stays
+    pending). Off the loop — a thread, a script — a call waits the whole `timeout_ms`.
+    """
+
+    def __init__(
+        self,
+        *,
+        timeout_ms: int,
+        loop_timeout_ms: int,
+        backoff_s: float = 1.0,
+        monotonic: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        on_loop: Callable[[], bool] = _on_event_loop,
+    ) -> None:
+        self.timeout_s = timeout_ms / 1000
+        self.loop_timeout_s = loop_timeout_ms / 1000
+        self._backoff_s = backoff_s
+        self._monotonic = monotonic
+        self._sleep = sleep
+        self._on_loop = on_loop
+        self._started = 0.0
+        self._quiet_until = float("-inf")
+        self._no_wait = False
+
+    def __call__(self, prior_calls: int) -> bool:
+        """True: try again after a short sleep; False: give up (SQLITE_BUSY)."""
+        now = self._monotonic()
+        if prior_calls == 0:
+            self._started = now
+        on_loop = self._on_loop()
+        if self._no_wait or (on_loop and now < self._quiet_until):
+            return False
+        remaining = (self.loop_timeout_s if on_loop else self.timeout_s) - (now - self._started)
+        if remaining <= 0:
+            if on_loop:
+                self._quiet_until = now + self._backoff_s
+            return False
+        # SQLite's own schedule, roughly: 1 ms doubling up to 25 ms.
+        self._sleep(min(0.001 * 2 ** min(prior_calls, 5), 0.025, remaining))
+        return True
+
+    @contextlib.contextmanager
+    def single_attempt(self) -> Iterator[None]:
+        """Calls inside never wait (a scrub retried after a write must not cost it)."""
+        self._no_wait = True
+        try:
+            yield
+        finally:
+            self._no_wait = False
+
+
 def open_connection(
-    path: Path, *, busy_timeout_ms: int, hardened: bool, synchronous: str
+    path: Path, *, lock_wait: LockWait, hardened: bool, synchronous: str
 ) -> apsw.Connection:
     """Open `path` with the store's per-connection settings (CONVENTIONS, Storage)."""
     with translate_errors():
         conn = apsw.Connection(str(path))
-        conn.set_busy_timeout(busy_timeout_ms)
+        conn.set_busy_handler(lock_wait)
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchall()[0][0]
         if str(mode).lower() != "wal":
             raise StoreError(f"journal_mode WAL refused (got {mode})")
@@ -107,7 +181,7 @@ def translate_errors() -> Iterator[None]:
         _log.error("sqlite store is corrupt: %s", type(exc).__name__)
         raise StoreQuarantined(f"database file unusable: {type(exc).__name__}") from exc
     except (apsw.BusyError, apsw.LockedError) as exc:
-        raise StoreError("database busy beyond the busy timeout") from exc
+        raise StoreError("database busy: another connection holds its lock") from exc
     except apsw.Error as exc:
         raise StoreError(f"sqlite failure: {type(exc).__name__}") from exc
 

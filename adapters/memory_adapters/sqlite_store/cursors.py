@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memory_adapters.sqlite_store.connection import open_connection, translate_errors
+from memory_adapters.sqlite_store.connection import LockWait, open_connection, translate_errors
 from memory_adapters.sqlite_store.migrations import migrate
 from memory_core.domain.errors import ValidationError
 from memory_core.ports.clock import DomainClock
@@ -40,11 +40,21 @@ class SqliteCursorStore:
     """Opens its own connection to the claim database (WAL lets both share the file)."""
 
     def __init__(
-        self, path: Path | str, *, clock: DomainClock, busy_timeout_ms: int = 5_000
+        self,
+        path: Path | str,
+        *,
+        clock: DomainClock,
+        busy_timeout_ms: int = 5_000,
+        loop_busy_timeout_ms: int = 250,
     ) -> None:
         self._clock = clock
+        # The same lock-wait rule as the claim store: a cursor advance waiting on the loop
+        # for another process's lock would hold every turn (connection.LockWait).
         self._conn = open_connection(
-            Path(path), busy_timeout_ms=busy_timeout_ms, hardened=True, synchronous="FULL"
+            Path(path),
+            lock_wait=LockWait(timeout_ms=busy_timeout_ms, loop_timeout_ms=loop_busy_timeout_ms),
+            hardened=True,
+            synchronous="FULL",
         )
         with translate_errors():
             migrate(self._conn, now_ms=self._now_ms())

@@ -23,8 +23,9 @@ reading it.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import apsw
 import attrs
@@ -40,11 +41,12 @@ __all__ = [
     "BROAD_MIN_DOCS",
     "broad_terms",
     "configure",
+    "delete_keys",
     "fts_owner_token",
     "match_expression",
+    "merge_step",
     "mirror_insert",
     "mirror_rowids",
-    "optimize",
     "ranked",
     "rebuild",
     "short",
@@ -52,16 +54,43 @@ __all__ = [
 
 
 def configure(conn: apsw.Connection, *, hardened: bool) -> None:
-    """FTS5 secure-delete, stored in the table's config and set on every open.
-
-    It matters only for deletes that quote the row's values; the mirror's deletes go by
-    rowid (`contentless_delete=1`), which FTS5 records as a tombstone whatever this says,
-    leaving the row's trigrams in their segment until a merge. `optimize` is that merge,
-    and `ApswClaimStore.checkpoint` runs it (R-PRIV-3)."""
+    """FTS5 secure-delete, stored in the table's config and set on every open: the mirror's
+    'delete' commands (schema.fts_statements) then remove a row's terms from their leaf
+    pages at once, with no merge, and `secure_delete` zeroes the bytes they leave (R-PRIV-3).
+    Off only for the forensic test's negative control: a delete then writes a delete key and
+    the terms stay in their segment."""
     conn.execute(
         "INSERT INTO agent_memory_fts (agent_memory_fts, rank) VALUES ('secure-delete', ?)",
         (1 if hardened else 0,),
     )
+
+
+@contextlib.contextmanager
+def delete_keys(conn: apsw.Connection, *, hardened: bool) -> Iterator[None]:
+    """Inside a write transaction: deletes write FTS5 delete keys instead of secure deletes.
+
+    A delete key costs a fraction of a secure delete (which rewrites the row's terms out of
+    their leaf pages, ~1–5 ms a row), but leaves the terms in their segment until a merge
+    takes both out: a clear uses it for its many rows and then merges (`merge_step`)."""
+    conn.execute(
+        "INSERT INTO agent_memory_fts (agent_memory_fts, rank) VALUES ('secure-delete', 0)"
+    )
+    try:
+        yield
+    finally:
+        configure(conn, hardened=hardened)
+
+
+def merge_step(conn: apsw.Connection, pages: int) -> bool:
+    """One bounded step of a whole-index merge (FTS5 'merge' with a negative page count:
+    every segment to one, `pages` pages written at most); False once there was no work left,
+    i.e. the index is one segment with no delete keys in it."""
+    before = conn.total_changes()
+    conn.execute(
+        "INSERT INTO agent_memory_fts (agent_memory_fts, rank) VALUES ('merge', ?)", (-pages,)
+    )
+    # FTS5 counts its own writes as changes: fewer than two means it found nothing to merge.
+    return conn.total_changes() - before >= 2
 
 
 def rebuild(conn: apsw.Connection) -> int:
@@ -73,12 +102,6 @@ def rebuild(conn: apsw.Connection) -> int:
             WHERE {recallable()}"""
     )
     return conn.changes()
-
-
-def optimize(conn: apsw.Connection) -> None:
-    """Merge every segment into one, dropping the rows tombstoned by deletes; a no-op for
-    an index that is already one segment without tombstones."""
-    conn.execute("INSERT INTO agent_memory_fts (agent_memory_fts) VALUES ('optimize')")
 
 
 def mirror_insert(conn: apsw.Connection, rid: int, content: str, agent_id: str) -> None:

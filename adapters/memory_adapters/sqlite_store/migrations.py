@@ -10,8 +10,14 @@ import apsw
 import attrs
 
 from memory_adapters.sql_claims import ddl
+from memory_adapters.sqlite_store import fts
 from memory_adapters.sqlite_store.connection import write_transaction
-from memory_adapters.sqlite_store.schema import live_slot_index, schema_v1_statements
+from memory_adapters.sqlite_store.schema import (
+    fts_drop_statements,
+    fts_statements,
+    live_slot_index,
+    schema_v1_statements,
+)
 from memory_core.domain.errors import StoreError
 
 __all__ = [
@@ -118,6 +124,19 @@ def _v6(conn: apsw.Connection) -> None:
         conn.execute(ddl.PERSONA_STATE_COLUMN)
 
 
+def _v7(conn: apsw.Connection) -> None:
+    # The mirror was contentless_delete=1, whose deletes by rowid leave the row's terms in
+    # the index until a whole-index merge (schema.fts_statements): re-created as a plain
+    # contentless table whose secure deletes remove them at once, and re-indexed from the
+    # claims. The old table's pages are freed under secure_delete, so zeroed.
+    tokenizer = conn.execute(
+        "SELECT value FROM agent_memory_meta WHERE key = 'fts_tokenizer'"
+    ).fetchone()[0]
+    for statement in (*fts_drop_statements(), *fts_statements(str(tokenizer))):
+        conn.execute(statement)
+    fts.rebuild(conn)
+
+
 @attrs.frozen(kw_only=True)
 class Migration:
     version: int
@@ -143,6 +162,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         version=6, description="persona states (draft, active, rejected, retired)", apply=_v6
+    ),
+    Migration(
+        version=7,
+        description="FTS mirror with secure deletes: forgetting removes the terms at once",
+        apply=_v7,
     ),
 )
 LATEST_VERSION = MIGRATIONS[-1].version

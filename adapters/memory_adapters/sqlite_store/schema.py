@@ -19,6 +19,7 @@ __all__ = [
     "RECALLABLE_KINDS_SQL",
     "SCOPE_ERROR_MESSAGE",
     "TEMPORAL_ERROR_MESSAGE",
+    "fts_drop_statements",
     "fts_statements",
     "live_slot_index",
     "recallable",
@@ -269,10 +270,14 @@ _TRIGGERS = (
 def fts_statements(tokenizer: str) -> tuple[str, ...]:
     """The FTS5 mirror of recallable claims and the triggers that keep it in step.
 
-    Contentless with `contentless_delete=1`: the index holds no copy of the text and rows
-    are removed by rowid alone, so a mirror can never be corrupted by a delete that quotes
-    stale values. The `owner` column holds the hashed owner token (`agent_memory_fts_owner`),
-    never the agent id.
+    Contentless: the index holds no copy of the text. A row leaves it through FTS5's
+    'delete' command, which quotes the values the row was indexed with (the claim row still
+    holds them, in OLD) — the only delete FTS5's `secure-delete` option applies to: each of
+    the row's terms is removed from its leaf page then and there, so forgetting needs no
+    merge of the index (`contentless_delete=1`, the earlier design, allowed only deletes by
+    rowid, which leave every term in its segment behind a tombstone until a merge rewrote the
+    whole index: seconds per delete at 1M rows, issue 15). The `owner` column holds the
+    hashed owner token (`agent_memory_fts_owner`), never the agent id.
 
     UPDATE and DELETE are mirrored by triggers, so every path that changes or removes rows —
     archive, supersede, edit, delete, clear, retirement, repair — stays in step inside its own
@@ -281,21 +286,33 @@ def fts_statements(tokenizer: str) -> tuple[str, ...]:
     as its own statement, and insert is the hot path. A raw writer that bypasses it is caught
     by startup repair, which rebuilds the mirror when its size disagrees with the claims.
     """
+    remove_old = """INSERT INTO agent_memory_fts (agent_memory_fts, rowid, content, owner)
+            SELECT 'delete', OLD.rid, OLD.content, agent_memory_fts_owner(OLD.agent_id)"""
     return (
         f"""CREATE VIRTUAL TABLE agent_memory_fts USING fts5(
-          content, owner, content='', contentless_delete=1, tokenize='{tokenizer}')""",
+          content, owner, content='', tokenize='{tokenizer}')""",
         "CREATE VIRTUAL TABLE agent_memory_fts_vocab USING fts5vocab(agent_memory_fts, 'row')",
         f"""CREATE TRIGGER agent_memory_fts_ad AFTER DELETE ON agent_memory
           WHEN {recallable("OLD.")}
-          BEGIN DELETE FROM agent_memory_fts WHERE rowid = OLD.rid; END""",
+          BEGIN {remove_old}; END""",
         f"""CREATE TRIGGER agent_memory_fts_au AFTER UPDATE OF content, lifecycle_state,
             superseded_by, kind, agent_id ON agent_memory
           BEGIN
-            DELETE FROM agent_memory_fts WHERE rowid = OLD.rid AND {recallable("OLD.")};
+            {remove_old} WHERE {recallable("OLD.")};
             INSERT INTO agent_memory_fts (rowid, content, owner)
             SELECT NEW.rid, NEW.content, agent_memory_fts_owner(NEW.agent_id)
             WHERE {recallable("NEW.")};
           END""",
+    )
+
+
+def fts_drop_statements() -> tuple[str, ...]:
+    """What `fts_statements` creates, dropped (a migration re-creates the mirror)."""
+    return (
+        "DROP TRIGGER IF EXISTS agent_memory_fts_au",
+        "DROP TRIGGER IF EXISTS agent_memory_fts_ad",
+        "DROP TABLE IF EXISTS agent_memory_fts_vocab",
+        "DROP TABLE IF EXISTS agent_memory_fts",
     )
 
 

@@ -116,6 +116,12 @@ class MemoryDiagnostics(MemoryParts):
             checks=checks,
         )
 
+    def known_agents(self) -> list[str]:
+        """The agents the claim store holds, when it can list them (SQLite can); else none.
+        Doctor checks each, so a quarantined namespace is reported without `--agent`."""
+        listing = getattr(self.store, "agent_ids", None)
+        return list(listing()) if callable(listing) else []
+
     def _schema_version(self) -> int | None:
         # Not part of the claim store port: reported when the store offers it.
         value = getattr(self.store, "schema_version", None)

@@ -29,6 +29,8 @@ class SqliteStoreOptions:
     """`[plugins.claim_store.options]` of the "sqlite" store."""
 
     busy_timeout_ms: int = 5_000  # how long a writer waits for another process's lock
+    # ...and on the event loop, where the wait would hold every turn (R-READ-1).
+    loop_busy_timeout_ms: int = 250
     # FULL: a committed forget survives power loss; NORMAL: only a process crash.
     synchronous: Literal["FULL", "NORMAL", "EXTRA"] = "FULL"
     repair_on_open: bool = True
@@ -44,6 +46,7 @@ def _make_sqlite_store(context: FactoryContext) -> ApswClaimStore:
         secret_policy=context.secret_policy,
         clock=context.domain_clock,
         busy_timeout_ms=options.busy_timeout_ms,
+        loop_busy_timeout_ms=options.loop_busy_timeout_ms,
         synchronous=options.synchronous,
     )
     if options.repair_on_open:

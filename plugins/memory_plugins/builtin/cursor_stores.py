@@ -22,6 +22,7 @@ __all__ = ["SqliteCursorOptions", "agent_memory_register_cursor_stores"]
 @attrs.frozen(kw_only=True)
 class SqliteCursorOptions:
     busy_timeout_ms: int = 5_000
+    loop_busy_timeout_ms: int = 250  # on the event loop (R-READ-1)
 
 
 def _make_sqlite_cursors(context: FactoryContext) -> SqliteCursorStore:
@@ -33,6 +34,7 @@ def _make_sqlite_cursors(context: FactoryContext) -> SqliteCursorStore:
         context.data_dir / DATABASE_FILENAME,
         clock=context.domain_clock,
         busy_timeout_ms=options.busy_timeout_ms,
+        loop_busy_timeout_ms=options.loop_busy_timeout_ms,
     )
 
 

@@ -2,8 +2,9 @@
 
 The checks are the service's (`MemoryService.diagnose`): the claim store (schema version,
 interrupted clears); the embedding provider (its identity and one timed test embedding);
-the vector namespaces of the agents named with `--agent` (health, identity against the
-provider's, coverage of the agent's ready claims) and their claim and directive counts.
+the vector namespaces of every agent the store holds and of those named with `--agent`
+(health — a quarantine among them —, identity against the provider's, coverage of the
+agent's ready claims) and their claim and directive counts.
 Read-only: it repairs nothing (`reindex` and a restart's recovery do). Plugin options are
 never printed — they may hold API keys (R-PROV-5). Exit code 0 when every check passes,
 3 when one fails.
@@ -53,11 +54,15 @@ def register(subparsers: Any) -> None:
         "doctor",
         help="check the store, the embedding provider and vector namespaces",
         description="Report store health (schema version, pending clears), the embedding "
-        "provider's identity with a timed test embedding, and — for each --agent — claim "
-        "counts and vector namespace health. Exit code 3 when a check fails.",
+        "provider's identity with a timed test embedding, and — for every agent in the data "
+        "dir and each --agent — claim counts and vector namespace health. Exit code 3 when a "
+        "check fails.",
     )
     parser.add_argument(
-        "--agent", action="append", default=[], help="also check this agent (repeatable)"
+        "--agent",
+        action="append",
+        default=[],
+        help="also check this agent, even one without claims (repeatable)",
     )
     parser.set_defaults(func=run)
 
@@ -70,7 +75,10 @@ async def _doctor(ctx: CommandContext) -> int:
     agents = [validate_agent_id(agent, "--agent") for agent in ctx.args.agent]
     # Doctor observes: open without resuming pending clears, so it can report them.
     async with opened(ctx, resume_clears=False) as memory:
-        report = await memory.diagnose(agents)
+        # Every agent found in the data dir, not only those named: a quarantined namespace
+        # must not hide behind a missing --agent (issue 11).
+        everyone = list(dict.fromkeys([*agents, *memory.known_agents()]))
+        report = await memory.diagnose(everyone)
     document = _document(ctx, report)
     _render(ctx, document)
     return 0 if document.healthy else EXIT_UNHEALTHY

@@ -2,11 +2,12 @@
 no file the store wrote — neither whole nor as any of the trigrams the FTS index keys it by —
 and the FTS vocabulary lists none of them (R-BEYOND-1, R-PRIV-3).
 
-Why trigrams: the mirror is contentless with `contentless_delete=1`, so a delete only
-tombstones the row id; the row's trigrams stay in their index segment (and `fts5vocab`,
-which skips tombstoned rows, hides them) until the checkpoint's FTS5 'optimize' rewrites it.
-The marker's trigrams are all distinctive: none occurs in the background text, and none is
-made of hex digits only, so no id or hash can produce one by chance.
+Why trigrams: the FTS index keys the text by them. The mirror's deletes are FTS5 secure
+deletes, which take a row's trigrams out of their leaf pages as the delete commits; until the
+checkpoint the WAL still holds the old page images, trigrams and text included (issue 15:
+no index merge any more). The marker's trigrams are all distinctive: none occurs in the
+background text, and none is made of hex digits only, so no id or hash can produce one by
+chance.
 
 The negative control opens the store with the hardening switched off and shows the same
 scans *do* find the text — so they are able to fail.
@@ -66,6 +67,7 @@ def _open(db: Path, clock: ManualClock, *, hardened: bool) -> ApswClaimStore:
         secret_policy=PatternSecretPolicy(),
         clock=clock,
         synchronous="NORMAL",
+        clear_batch_seconds=60,  # batches of exactly 256 rows, however loaded the machine
         unsafe_disable_forensic_hardening=not hardened,
     )
 
@@ -109,8 +111,8 @@ def test_forgotten_text_leaves_no_bytes_and_no_index_terms(tmp_path: Path, how: 
     """R-BEYOND-1, R-PRIV-3, R-FORGET-1/3: after a delete and a checkpoint — or a clear,
     whose last batch checkpoints by itself — no file (main, WAL, SHM) holds the text or any
     trigram of it, and the FTS vocabulary lists none; the close keeps it so, and the other
-    agent's index survives every rewrite. A delete alone leaves the trigrams in their
-    segment (the vocabulary already hides them): that is what the checkpoint is for."""
+    agent's index survives. Before the checkpoint the old page images in the WAL still hold
+    the trigrams (the vocabulary already lists none): that is what the checkpoint is for."""
     clock = ManualClock()
     store, claim_id = _remember(tmp_path, clock, hardened=True)
     if how == "delete":
@@ -142,9 +144,10 @@ def test_closing_after_a_delete_is_a_checkpoint(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("how", ["delete", "clear"])
 def test_scan_detects_leftovers_when_hardening_is_off(tmp_path: Path, how: str) -> None:
-    """R-BEYOND-1 (negative control): without secure_delete, FTS5 secure-delete and the
-    checkpoint's index merge, the very same scans find the forgotten text and every one of
-    its trigrams, so the tests above are able to fail."""
+    """R-BEYOND-1 (negative control): without secure_delete and FTS5 secure-delete the very
+    same scans find leftovers, so the tests above are able to fail: the deleted text and
+    every one of its trigrams; after a clear, the trigrams (the index's delete keys leave
+    them in place, while its writes may reuse the freed pages that held the text)."""
     clock = ManualClock()
     store, claim_id = _remember(tmp_path, clock, hardened=False)
     if how == "delete":
@@ -153,8 +156,12 @@ def test_scan_detects_leftovers_when_hardening_is_off(tmp_path: Path, how: str) 
         asyncio.run(run_clear(store, A, now=clock.now()))
     store.checkpoint()
     store.close()
-    assert _files_containing(tmp_path, MARKER.encode()) == ["memory.sqlite3"]
-    assert _trigrams_on_disk(tmp_path) == TRIGRAMS
+    leftovers = _trigrams_on_disk(tmp_path)
+    if how == "delete":
+        assert _files_containing(tmp_path, MARKER.encode()) == ["memory.sqlite3"]
+        assert leftovers == TRIGRAMS
+    else:
+        assert len(leftovers) >= len(TRIGRAMS) // 2, leftovers
 
 
 def test_a_retired_agent_leaves_no_bytes_and_no_trigram(tmp_path: Path) -> None:

@@ -11,9 +11,10 @@ import pytest
 from memory_adapters.sqlite_store import ApswClaimStore
 from memory_adapters.sqlite_store.connection import translate_errors
 from memory_adapters.sqlite_store.migrations import LATEST_VERSION
+from memory_adapters.sqlite_store.schema import fts_drop_statements
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
 from memory_core.domain.errors import ScopeError, StoreError, TemporalError
-from memory_core.domain.scope import Scope
+from memory_core.domain.scope import Scope, ScopeFilter
 
 
 def test_fresh_file_records_every_migration_once(
@@ -225,3 +226,43 @@ def test_a_version_three_file_gains_the_live_slot_index(
     open_store().close()
     indexes = {n for (n,) in raw.execute("SELECT name FROM sqlite_master WHERE type='index'")}
     assert "agent_memory_live_slot" in indexes
+
+
+def test_a_version_five_mirror_is_re_created_with_secure_deletes(
+    store: ApswClaimStore, open_store: Callable[..., ApswClaimStore], raw: apsw.Connection, clock
+) -> None:
+    """R-STORE-1, R-FORGET-1: a v5 file's mirror (`contentless_delete=1`, deleted by rowid,
+    so its terms stayed until a whole-index merge) is re-created by migration 6 as a
+    secure-delete mirror, re-indexed from the claims: recall finds the same rows, and a
+    delete takes its terms out of the index at once."""
+    for content in ("jasmine tea at breakfast", "kayaking on the river"):
+        store.insert(
+            ClaimDraft(agent_id="a", kind="semantic", content=content),
+            origin=WriteOrigin.EXTRACTION,
+            now=clock.now(),
+        )
+    store.close()
+    for statement in fts_drop_statements():
+        raw.execute(statement)
+    raw.execute(
+        """CREATE VIRTUAL TABLE agent_memory_fts USING fts5(content, owner, content='',
+             contentless_delete=1, tokenize='trigram')"""
+    )
+    raw.execute(
+        """CREATE TRIGGER agent_memory_fts_ad AFTER DELETE ON agent_memory
+             BEGIN DELETE FROM agent_memory_fts WHERE rowid = OLD.rid; END"""
+    )
+    raw.execute(
+        """INSERT INTO agent_memory_fts (rowid, content, owner)
+             SELECT rid, content, agent_memory_fts_owner(agent_id) FROM agent_memory"""
+    )
+    raw.execute("DELETE FROM agent_memory_schema WHERE version >= 6")
+    reopened = open_store()
+    (sql,) = raw.execute("SELECT sql FROM sqlite_master WHERE name = 'agent_memory_fts'").fetchone()
+    assert "contentless_delete" not in sql
+    hits = reopened.search_fts("a", ["jasmine"], scope_filter=ScopeFilter.agent_only(), limit=5)
+    assert len(hits) == 1
+    reopened.delete("a", hits[0].claim_id, now=clock.now())
+    terms = {term for (term,) in raw.execute("SELECT term FROM agent_memory_fts_vocab")}
+    assert "jas" not in terms and "kay" in terms
+    assert raw.execute("SELECT count(*) FROM agent_memory_fts").fetchone() == (1,)
