@@ -125,8 +125,14 @@ async def _agent(
         tape.append_message(session_id, "assistant", f"Noted, about {text[:20]}.")
         session.after_turn_settled(TurnOutcome(status=TurnStatus.COMPLETED))
         roll = rng.random()
+        # Every fourth agent clears once mid-run whatever the rolls, so each run exercises a
+        # clear beside the others' turns (the rolls alone may draw none in a short run).
+        scheduled_clear = index % 4 == 0 and turn == turns // 2
         try:
-            if roll < 0.05:
+            if scheduled_clear:
+                await memory.clear(agent)
+                record["clears"] += 1
+            elif roll < 0.05:
                 await memory.remember(agent, f"The user owns a {rng.choice(_TOPICS)} kit #{turn}.")
             elif roll < 0.08:
                 claims = memory.store.list_claims(agent, limit=20)

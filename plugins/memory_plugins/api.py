@@ -471,6 +471,9 @@ class SyncMemory:
     def repair(self) -> RepairReport:
         return self._run_sync(lambda m: m.repair())
 
+    def known_agents(self) -> list[str]:
+        return self._run_sync(lambda m: m.known_agents())
+
     def diagnose(self, agent_ids: Sequence[str] = ()) -> HealthReport:
         return self.run(lambda m: m.diagnose(agent_ids))
 
