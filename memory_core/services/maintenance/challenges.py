@@ -14,13 +14,11 @@ from datetime import datetime
 import attrs
 
 from memory_core.domain.cancellation import Deadline
-from memory_core.domain.errors import NotFound, ProviderError, RevisionConflict
+from memory_core.domain.errors import NotFound, RevisionConflict
 from memory_core.domain.tokens import estimate_tokens
 from memory_core.ports.claims import Conflict, Resolution
-from memory_core.ports.providers import ChatMessage, TextRequest
-from memory_core.services.maintenance.fence import MaintenanceStore, PassFence, PassTally
+from memory_core.services.maintenance.fence import MaintenanceStore, PassFence, PassTally, ask_model
 from memory_core.services.providers.gateway.service import ProviderGateway
-from memory_core.services.providers.gateway.types import TextPurpose
 from memory_core.settings import MemorySettings
 
 __all__ = ["ChallengeStep"]
@@ -82,27 +80,22 @@ class ChallengeStep:
         tokens = estimate_tokens(_SYSTEM) + estimate_tokens(prompt) + _ANSWER_TOKENS
         if not tally.reserve("challenge", tokens, self.settings):
             return None
-        request = TextRequest(
-            messages=(
-                ChatMessage(role="system", content=_SYSTEM),
-                ChatMessage(role="user", content=prompt),
-            ),
+        answer = await ask_model(
+            self.gateway,
+            agent_id,
+            system=_SYSTEM,
+            prompt=prompt,
             temperature=0.0,
             max_tokens=_ANSWER_TOKENS,
             json_output=True,
+            fence=fence,
+            deadline=deadline,
+            tally=tally,
         )
+        if answer is None:
+            return None
         try:
-            answer = await self.gateway.complete(
-                agent_id=agent_id,
-                request=request,
-                deadline=deadline,
-                cancel=fence.token,
-                purpose=TextPurpose.MAINTENANCE,
-            )
             return Resolution(json.loads(answer)["resolution"])
-        except ProviderError:
-            pass
         except (ValueError, KeyError, TypeError):
-            pass  # an unusable answer counts as a failed call
-        tally.llm_failures += 1
-        return None
+            tally.llm_failures += 1  # an unusable answer counts as a failed call
+            return None

@@ -7,12 +7,15 @@ from typing import Protocol
 
 import attrs
 
-from memory_core.domain.cancellation import CancellationToken
-from memory_core.domain.errors import OperationCancelled
+from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.domain.errors import OperationCancelled, ProviderError
 from memory_core.ports.claims import ClaimReader, Conflicts, Consolidation, Personas
+from memory_core.ports.providers import ChatMessage, TextRequest
+from memory_core.services.providers.gateway.service import ProviderGateway
+from memory_core.services.providers.gateway.types import TextPurpose
 from memory_core.settings import MemorySettings
 
-__all__ = ["MaintenanceStore", "PassFence", "PassTally"]
+__all__ = ["MaintenanceStore", "PassFence", "PassTally", "ask_model"]
 
 
 class MaintenanceStore(ClaimReader, Consolidation, Conflicts, Personas, Protocol):
@@ -73,3 +76,43 @@ class PassTally:
         self.input_tokens += tokens
         self.calls_by_step[step] = self.calls_by_step.get(step, 0) + 1
         return True
+
+
+async def ask_model(
+    gateway: ProviderGateway,
+    agent_id: str,
+    *,
+    system: str,
+    prompt: str,
+    temperature: float,
+    fence: PassFence,
+    deadline: Deadline,
+    tally: PassTally,
+    max_tokens: int | None = None,
+    json_output: bool = False,
+) -> str | None:
+    """One model call of a maintenance step, bound by the pass's deadline and cancelled by its
+    fence; None (counted as a failed call) when the provider fails. A late answer after
+    `stop()` raises at the checkpoint instead of being returned, so it never writes."""
+    request = TextRequest(
+        messages=(
+            ChatMessage(role="system", content=system),
+            ChatMessage(role="user", content=prompt),
+        ),
+        temperature=temperature,
+        max_tokens=max_tokens,
+        json_output=json_output,
+    )
+    try:
+        answer = await gateway.complete(
+            agent_id=agent_id,
+            request=request,
+            deadline=deadline,
+            cancel=fence.token,
+            purpose=TextPurpose.MAINTENANCE,
+        )
+    except ProviderError:
+        tally.llm_failures += 1
+        return None
+    fence.check()
+    return answer

@@ -31,8 +31,7 @@ from memory_core.domain.errors import (
 )
 from memory_core.domain.tokens import estimate_tokens
 from memory_core.ports.claims import DirtySeed, MergeRequest
-from memory_core.ports.providers import ChatMessage, TextRequest
-from memory_core.services.maintenance.fence import MaintenanceStore, PassFence, PassTally
+from memory_core.services.maintenance.fence import MaintenanceStore, PassFence, PassTally, ask_model
 from memory_core.services.providers.gateway.service import ProviderGateway
 from memory_core.services.providers.gateway.types import TextPurpose
 from memory_core.services.vectors.index import VectorIndex
@@ -204,27 +203,20 @@ class MergeStep:
         tokens = estimate_tokens(_SYSTEM) + estimate_tokens(prompt) + _ANSWER_TOKENS
         if not tally.reserve("merge", tokens, self.settings):
             return None
-        request = TextRequest(
-            messages=(
-                ChatMessage(role="system", content=_SYSTEM),
-                ChatMessage(role="user", content=prompt),
-            ),
+        answer = await ask_model(
+            self.gateway,
+            agent_id,
+            system=_SYSTEM,
+            prompt=prompt,
             temperature=0.0,
             max_tokens=_ANSWER_TOKENS,
             json_output=True,
+            fence=fence,
+            deadline=deadline,
+            tally=tally,
         )
-        try:
-            answer = await self.gateway.complete(
-                agent_id=agent_id,
-                request=request,
-                deadline=deadline,
-                cancel=fence.token,
-                purpose=TextPurpose.MAINTENANCE,
-            )
-        except ProviderError:
-            tally.llm_failures += 1
+        if answer is None:
             return None
-        fence.check()  # a late answer after stop() must not write
         try:
             same = json.loads(answer).get("same")
         except (ValueError, AttributeError):

@@ -18,13 +18,11 @@ import attrs
 
 from memory_core.domain.cancellation import Deadline
 from memory_core.domain.claims import ClaimKind
-from memory_core.domain.errors import ProviderError, ValidationError
+from memory_core.domain.errors import ValidationError
 from memory_core.domain.tokens import estimate_tokens
-from memory_core.ports.providers import ChatMessage, TextRequest
-from memory_core.services.maintenance.fence import MaintenanceStore, PassFence, PassTally
+from memory_core.services.maintenance.fence import MaintenanceStore, PassFence, PassTally, ask_model
 from memory_core.services.maintenance.reflection import eligible_sources, fit
 from memory_core.services.providers.gateway.service import ProviderGateway
-from memory_core.services.providers.gateway.types import TextPurpose
 from memory_core.settings import MemorySettings
 
 __all__ = ["PersonaStep"]
@@ -89,25 +87,18 @@ class PersonaStep:
             "persona", estimate_tokens(_SYSTEM) + estimate_tokens(prompt), settings
         ):
             return
-        request = TextRequest(
-            messages=(
-                ChatMessage(role="system", content=_SYSTEM),
-                ChatMessage(role="user", content=prompt),
-            ),
+        answer = await ask_model(
+            self.gateway,
+            agent_id,
+            system=_SYSTEM,
+            prompt=prompt,
             temperature=0.3,
+            fence=fence,
+            deadline=deadline,
+            tally=tally,
         )
-        try:
-            answer = await self.gateway.complete(
-                agent_id=agent_id,
-                request=request,
-                deadline=deadline,
-                cancel=fence.token,
-                purpose=TextPurpose.MAINTENANCE,
-            )
-        except ProviderError:
-            tally.llm_failures += 1
+        if answer is None:
             return
-        fence.check()  # a late answer after stop() must not write
         try:
             draft = self.store.draft_persona(agent_id, answer, now=self.now())
         except ValidationError:  # empty after sanitising, or refused by the secret policy

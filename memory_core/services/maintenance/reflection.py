@@ -21,14 +21,11 @@ import attrs
 
 from memory_core.domain.cancellation import Deadline
 from memory_core.domain.claims import Claim, ClaimDraft, ClaimKind
-from memory_core.domain.errors import ProviderError
 from memory_core.domain.scope import Scope, ScopeFilter
 from memory_core.domain.tokens import estimate_tokens
 from memory_core.ports.claims import InsertStatus
-from memory_core.ports.providers import ChatMessage, TextRequest
-from memory_core.services.maintenance.fence import MaintenanceStore, PassFence, PassTally
+from memory_core.services.maintenance.fence import MaintenanceStore, PassFence, PassTally, ask_model
 from memory_core.services.providers.gateway.service import ProviderGateway
-from memory_core.services.providers.gateway.types import TextPurpose
 from memory_core.settings import MemorySettings
 
 __all__ = ["REFLECT_EVENT", "ReflectionStep", "eligible_sources", "fit"]
@@ -140,23 +137,21 @@ class ReflectionStep:
     async def _ask(
         self, agent_id: str, prompt: str, fence: PassFence, deadline: Deadline, tally: PassTally
     ) -> list[str] | None:
-        request = TextRequest(
-            messages=(
-                ChatMessage(role="system", content=_SYSTEM),
-                ChatMessage(role="user", content=prompt),
-            ),
+        answer = await ask_model(
+            self.gateway,
+            agent_id,
+            system=_SYSTEM,
+            prompt=prompt,
             temperature=0.2,
+            fence=fence,
+            deadline=deadline,
+            tally=tally,
         )
+        if answer is None:
+            return None
         try:
-            answer = await self.gateway.complete(
-                agent_id=agent_id,
-                request=request,
-                deadline=deadline,
-                cancel=fence.token,
-                purpose=TextPurpose.MAINTENANCE,
-            )
             parsed = json.loads(answer)
-        except (ProviderError, ValueError):
+        except ValueError:
             tally.llm_failures += 1
             return None
         if not isinstance(parsed, list):
