@@ -1,0 +1,254 @@
+"""Ingestion benchmark: claims/s from a tape to embedded claims, against the embedder's own
+batched rate on the same claim texts (issue 15).
+
+    python -m benchmarks ingestion                   # 300 user messages per mode
+    python -m benchmarks ingestion --quick           # 60
+    python -m benchmarks ingestion --messages 2000   # the size the note quotes
+
+Both modes run the public API with the default plugins (SQLite claims, DuckDB vectors, the
+rules extractor, the offline MiniLM embedder) on an in-memory tape, each on an agent of its
+own, with the model loaded before any clock starts:
+
+- **bulk**: the whole tape is on the session when the turn settles; one `after_turn_settled`
+  ingests it, and the clock stops when the session has drained and no claim of the agent is
+  still pending its embedding;
+- **turn by turn**: as a host does, per user message `prepare_turn`, the assistant's reply,
+  `after_turn_settled`; the clock runs from the first turn until the last claim is embedded
+  (the turns' own recall, query embedding included, is inside it: it is what a host pays).
+  Also reported: the seconds inside `prepare_turn`, and the ratio over the time outside the
+  turns — what ingestion adds to a host that pays for its turns anyway.
+
+The baseline is the same model instance embedding the claim texts the mode stored, in
+requests of `embedding_batch_size`, timed just before and just after the mode (their mean is
+the baseline, so a change of machine load during the run moves both). Reported: claims,
+seconds, claims/s, the baseline's claims/s, the ratio (goal: bulk >= 0.8, turn by turn >= 0.6),
+and the load average. Results: a table on stdout, JSON to `benchmarks/results/ingestion.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memory_adapters.local_embedder import MiniLMEmbedder
+from memory_adapters.tapes import InMemoryTape
+from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.ports.providers import EmbeddingPurpose
+from memory_core.services.memory import MemoryService
+from memory_core.services.write.ingestion.types import TurnOutcome, TurnStatus
+from memory_plugins.bootstrap import open_memory
+from memory_plugins.loader import load_plugins
+
+__all__ = ["main", "messages", "run"]
+
+RESULTS = Path(__file__).with_name("results") / "ingestion.json"
+DEFAULT_MESSAGES = 300
+QUICK_MESSAGES = 60
+GOALS = {"bulk": 0.8, "turn_by_turn": 0.6}
+_SECONDS = 3_600.0  # deadlines of the benchmark's own calls: it measures, it never gives up
+
+_NAMES = ("Tom", "Ana", "Mei", "Omar", "Lena", "Ravi", "Ines", "Kofi", "Yuki", "Pavel")
+_RELATIVES = ("brother", "sister", "cousin", "neighbour", "colleague", "uncle", "aunt")
+_ACTIVITIES = ("kayaking", "climbing", "chess", "pottery", "sailing", "baking", "cycling")
+_PLACES = ("Porto", "Lyon", "Kyoto", "Accra", "Oslo", "Quito", "Tbilisi", "Hobart")
+_PETS = ("cat", "dog", "parrot", "rabbit", "tortoise")
+_INSTRUMENTS = ("violin", "cello", "oboe", "trumpet", "harp")
+
+
+class _Clock:
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+
+_CLOCK = _Clock()
+
+
+def _calls() -> dict[str, Any]:
+    return {"deadline": Deadline.after(_CLOCK, _SECONDS), "cancel": CancellationToken()}
+
+
+def messages(count: int, *, seed: int = 0) -> list[str]:
+    """`count` distinct user messages the rules extractor turns into unslotted claims (no
+    message supersedes another, so every claim stays recallable and is embedded)."""
+    out: list[str] = []
+    for n in range(seed, seed + count):
+        name, relative = _NAMES[n % len(_NAMES)], _RELATIVES[n % len(_RELATIVES)]
+        place, activity = _PLACES[n % len(_PLACES)], _ACTIVITIES[n % len(_ACTIVITIES)]
+        match n % 4:
+            case 0:
+                text = f"I really enjoy {activity} with my {relative} {name} {n} on weekends."
+            case 1:
+                text = f"My {relative} {name} {n} plays the {_INSTRUMENTS[n % 5]} in {place}."
+            case 2:
+                text = f"I'm learning the language of {place} for trip number {n} next spring."
+            case _:
+                text = f"We adopted a {_PETS[n % 5]} called {name}-{n} while living in {place}."
+        out.append(text)
+    return out
+
+
+async def _baseline(model: MiniLMEmbedder, texts: Sequence[str], size: int) -> float:
+    """Seconds the model takes for `texts` in requests of `size` (the gateway's)."""
+    started = time.perf_counter()
+    for start in range(0, len(texts), size):
+        batch = list(texts[start : start + size])
+        await model.embed(batch, purpose=EmbeddingPurpose.BATCH, **_calls())
+    return time.perf_counter() - started
+
+
+async def _until_embedded(memory: MemoryService, agent: str) -> None:
+    """Until no claim of `agent` waits for its embedding (polled: the drain is background
+    work with a bounded delay, not something a host awaits)."""
+    while memory.pending_embeddings(agent):
+        await asyncio.sleep(0.01)
+
+
+async def _bulk(memory: MemoryService, tape: InMemoryTape, texts: Sequence[str]) -> float:
+    agent, session_id = "bench-bulk", "bulk"
+    for text in texts:
+        tape.append_message(session_id, "user", text)
+        tape.append_message(session_id, "assistant", "Noted.")
+    session = memory.session(agent, session_id)
+    started = time.perf_counter()
+    session.after_turn_settled(TurnOutcome(status=TurnStatus.COMPLETED, had_tool_use=True))
+    await session.drain()
+    await _until_embedded(memory, agent)
+    return time.perf_counter() - started
+
+
+async def _turn_by_turn(
+    memory: MemoryService, tape: InMemoryTape, texts: Sequence[str]
+) -> tuple[float, float]:
+    """Seconds to the last embedded claim, and the seconds spent inside `prepare_turn`."""
+    agent, session_id = "bench-turns", "turns"
+    session = memory.session(agent, session_id)
+    in_turns = 0.0
+    started = time.perf_counter()
+    for text in texts:
+        user = tape.append_message(session_id, "user", text)
+        turn_started = time.perf_counter()
+        await session.prepare_turn(user.id, text)
+        in_turns += time.perf_counter() - turn_started
+        tape.append_message(session_id, "assistant", "Noted.")
+        session.after_turn_settled(TurnOutcome(status=TurnStatus.COMPLETED))
+        await asyncio.sleep(0)  # a host's loop moves on to other work between turns
+    await session.drain()
+    await _until_embedded(memory, agent)
+    return time.perf_counter() - started, in_turns
+
+
+def _contents(memory: MemoryService, agent: str) -> list[str]:
+    return [claim.content for claim in memory.store.list_claims(agent, limit=1_000_000)]
+
+
+def _figures(claims: int, seconds: float, before: float, after: float, mode: str) -> dict[str, Any]:
+    baseline = (before + after) / 2
+    rate, batched = claims / seconds, claims / baseline
+    return {
+        "claims": claims,
+        "seconds": round(seconds, 3),
+        "claims_per_s": round(rate, 1),
+        "baseline_seconds": [round(before, 3), round(after, 3)],
+        "baseline_claims_per_s": round(batched, 1),
+        "ratio": round(rate / batched, 3),
+        "goal": GOALS[mode],
+    }
+
+
+async def _run(root: Path, count: int) -> dict[str, Any]:
+    tape, model = InMemoryTape(), MiniLMEmbedder()
+    # The model is given as an override so the baseline can call the very same instance; the
+    # service still wraps it in its guard, as it does the plugin's product.
+    memory = open_memory(
+        root / "data",
+        tape=tape,
+        overrides={"embedding_provider": model},
+        registry=load_plugins(strict=True, distributions={"agent-memory"}).registry,
+    )
+    size = memory.settings.embedding_batch_size
+    report: dict[str, Any] = {"messages": count}
+    try:
+        await memory.gateway.warm(agent_id="bench-warm", **_calls())  # the model loads here
+        seconds = await _bulk(memory, tape, messages(count))
+        texts = _contents(memory, "bench-bulk")
+        before = await _baseline(model, texts, size)
+        after = await _baseline(model, texts, size)
+        report["bulk"] = _figures(len(texts), seconds, before, after, "bulk")
+        _say(f"  bulk: {report['bulk']}")
+        before = await _baseline(model, texts, size)
+        seconds, in_turns = await _turn_by_turn(memory, tape, messages(count, seed=count))
+        texts = _contents(memory, "bench-turns")
+        after = await _baseline(model, texts, size)
+        report["turn_by_turn"] = _figures(len(texts), seconds, before, after, "turn_by_turn")
+        row = report["turn_by_turn"]
+        row["prepare_turn_seconds"] = round(in_turns, 3)
+        # The host's time outside its turns: what ingestion adds once the turns are paid
+        # (its work that overlapped a turn's awaits is not in it, nor is any slowdown it
+        # caused inside a turn — read it beside the end-to-end ratio, never instead of it).
+        outside = seconds - in_turns
+        row["outside_turns_seconds"] = round(outside, 3)
+        row["outside_turns_ratio"] = round((len(texts) / outside) / row["baseline_claims_per_s"], 3)
+        _say(f"  turn by turn: {report['turn_by_turn']}")
+    finally:
+        await memory.aclose()
+    return report
+
+
+def run(count: int, *, root: Path | None = None) -> dict[str, Any]:
+    """Both modes on `count` user messages each (in `root`, else a temporary directory)."""
+    with tempfile.TemporaryDirectory(prefix="ingestion-bench-") as scratch:
+        report = asyncio.run(_run(Path(root or scratch), count))
+    report["load_average"] = [round(value, 2) for value in os.getloadavg()]
+    report["cpus"] = os.cpu_count()
+    report["python"] = platform.python_version()
+    return report
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _table(report: dict[str, Any]) -> str:
+    lines = [
+        f"ingestion, {report['messages']} user messages per mode, "
+        f"load average {report['load_average']}",
+        f"{'mode':<14}{'claims':>8}{'s':>9}{'claims/s':>10}{'batched/s':>11}{'ratio':>7}{'goal':>6}",
+    ]
+    turns = report["turn_by_turn"]
+    for mode in ("bulk", "turn_by_turn"):
+        row = report[mode]
+        lines.append(
+            f"{mode:<14}{row['claims']:>8}{row['seconds']:>9.2f}{row['claims_per_s']:>10.1f}"
+            f"{row['baseline_claims_per_s']:>11.1f}{row['ratio']:>7.2f}{row['goal']:>6.1f}"
+        )
+    lines.append(
+        f"turn by turn: {turns['prepare_turn_seconds']:.2f} s inside prepare_turn; outside the "
+        f"turns {turns['outside_turns_seconds']:.2f} s, ratio {turns['outside_turns_ratio']:.2f}"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks ingestion")
+    parser.add_argument("--quick", action="store_true", help=f"{QUICK_MESSAGES} messages")
+    parser.add_argument("--messages", type=int, default=DEFAULT_MESSAGES)
+    parser.add_argument("--json", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    report = run(QUICK_MESSAGES if args.quick else args.messages)
+    print(_table(report))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
