@@ -5,7 +5,7 @@ a delete while queued loses a claim or leaves a vector behind (R-WRITE-6, R-VEC-
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 import pytest
@@ -50,6 +50,10 @@ class CountingStore(InMemoryClaimStore):
 
 
 class PoisonEmbedder(FakeEmbeddingProvider):
+    """Refuses any request holding POISON; runs `during_call` (once) while a call is out."""
+
+    during_call: Callable[[], None] | None = None
+
     async def embed(
         self,
         texts: Sequence[str],
@@ -60,6 +64,9 @@ class PoisonEmbedder(FakeEmbeddingProvider):
     ) -> Sequence[Sequence[float]]:
         if any(POISON in text for text in texts):
             raise ProviderResponseError("HTTP 400: bad request")
+        if self.during_call is not None:
+            during, self.during_call = self.during_call, None
+            during()
         return await super().embed(texts, purpose=purpose, deadline=deadline, cancel=cancel)
 
 
@@ -177,6 +184,25 @@ def test_a_claim_deleted_while_queued_gets_no_vector() -> None:
         await world.loop.settle()
         assert await world.vector_ids(A) == [kept]
         assert all(gone not in call.texts for call in world.embedder.calls)
+
+    asyncio.run(go())
+
+
+def test_a_claim_deleted_during_its_model_call_keeps_no_vector() -> None:
+    """R-FORGET-1, R-WRITE-6: the delete commits while the batch's model call is out; the
+    batch's CAS on that claim loses, and the vector it wrote is deleted again."""
+
+    async def go() -> None:
+        world = World()
+        (first,) = world.commit(A, "the user grows tomatoes")
+        await world.loop.settle()
+        # Certified already: no warm-up follows the batch to sweep an orphan up after it.
+        assert world.index.certificate(A) is not None
+        kept, gone = world.commit(A, "the user keeps bees", "the user sold the boat")
+        world.embedder.during_call = lambda: world.store.delete(A, gone, now=world.clock.now())
+        await world.loop.settle()
+        assert sorted(await world.vector_ids(A)) == sorted([first, kept])
+        assert world.state(A, kept) is EmbeddingState.READY
 
     asyncio.run(go())
 
