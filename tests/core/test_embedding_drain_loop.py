@@ -102,8 +102,7 @@ class World:
             tunables=DrainTunables(
                 batch_size=batch_size,
                 delay_seconds=delay_seconds,
-                batch_seconds=30.0,
-                warm_seconds=30.0,
+                pass_seconds=30.0,
             ),
         )
 

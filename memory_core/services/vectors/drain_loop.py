@@ -43,16 +43,16 @@ class DrainTunables:
 
     batch_size: int
     delay_seconds: float
-    batch_seconds: float  # the deadline of one batch: its model call, vector and state writes
-    warm_seconds: float  # the deadline of certifying an agent after its first embeddings
+    # The deadline of one batch (its model call, vector and state writes), and of certifying
+    # an agent after its first embeddings.
+    pass_seconds: float
 
     @classmethod
     def from_settings(cls, settings: MemorySettings) -> DrainTunables:
         return cls(
             batch_size=settings.embedding_drain_batch_size,
             delay_seconds=settings.embedding_drain_delay_ms / 1000,
-            batch_seconds=settings.embedding_pass_seconds,
-            warm_seconds=settings.embedding_pass_seconds,
+            pass_seconds=settings.embedding_pass_seconds,
         )
 
 
@@ -119,7 +119,7 @@ class DrainLoop:
                 report, more = await self._index.drain_agents(
                     agents,
                     limit=tunables.batch_size,
-                    deadline=Deadline.after(self._clock, tunables.batch_seconds),
+                    deadline=Deadline.after(self._clock, tunables.pass_seconds),
                     cancel=self._cancel,
                 )
             except Exception as exc:
@@ -150,7 +150,7 @@ class DrainLoop:
             if self._index.certificate(agent_id) is None and not self._closed:
                 await self._index.warm(
                     agent_id,
-                    deadline=Deadline.after(self._clock, self._tunables.warm_seconds),
+                    deadline=Deadline.after(self._clock, self._tunables.pass_seconds),
                     cancel=self._cancel,
                     if_cold=True,
                 )
