@@ -110,7 +110,9 @@ class EmbeddingBookkeepingContract(RoleCases):
         first, stale, refused = (self._add(embedding_store, clock, f"batch {i}") for i in range(3))
         theirs = self._add(embedding_store, clock, "their batch fact", agent_id=B)
 
-        def mark(agent: str, claim_id: str, *, ready: bool = True, revision: int = 1):  # type: ignore[no-untyped-def]
+        def mark(
+            agent: str, claim_id: str, *, ready: bool = True, revision: int = 1
+        ) -> EmbeddingMark:
             return EmbeddingMark(
                 agent_id=agent, claim_id=claim_id, expected_revision=revision,
                 identity=IDENTITY, ready=ready,
