@@ -274,6 +274,15 @@ CONSUMERS: dict[str, tuple[object, Read]] = {
     "audit_prune_batch": (250, _of_maintenance("audit_prune_batch")),
     "maintenance_pass_seconds": (60.0, _of_maintenance("maintenance_pass_seconds")),
     "maintenance_drain_seconds": (2.0, _of_maintenance("maintenance_drain_seconds")),
+    # the coalesced embedding drain
+    "embedding_drain_batch_size": (
+        20,
+        lambda memory: memory.embedding_drain._tunables.batch_size,
+    ),
+    "embedding_drain_delay_ms": (
+        500,
+        lambda memory: round(memory.embedding_drain._tunables.delay_seconds * 1000),
+    ),
 }
 WATCHED_END_TO_END = {
     "extraction_chunk_tokens",

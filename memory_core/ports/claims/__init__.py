@@ -48,7 +48,7 @@ from memory_core.ports.claims.directives import (
     DirectiveReader,
     DirectiveStore,
 )
-from memory_core.ports.claims.embeddings import EmbeddingBookkeeping
+from memory_core.ports.claims.embeddings import EmbeddingBookkeeping, EmbeddingMark
 from memory_core.ports.claims.forgetting import (
     ClearPhase,
     ClearProgress,
@@ -102,6 +102,7 @@ __all__ = [
     "DirectiveStore",
     "DirtySeed",
     "EmbeddingBookkeeping",
+    "EmbeddingMark",
     "Forgetting",
     "FtsHit",
     "InsertOutcome",
