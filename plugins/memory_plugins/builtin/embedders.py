@@ -16,6 +16,7 @@ third-party plugin (R-ARCH-3).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TypeVar
 
 import attrs
@@ -73,24 +74,22 @@ class OllamaEmbedderOptions:
 
 def _make_openai_compatible(context: FactoryContext) -> OpenAICompatibleEmbedder:
     options = structure_options(context.options, OpenAICompatibleEmbedderOptions, family=FAMILY)
-    return build_from_options(
-        lambda: OpenAICompatibleEmbedder(
-            base_url=options.base_url,
-            model=options.model,
-            api_key=resolve_api_key(options.api_key, options.api_key_env),
-            dimensions=options.dimensions,
-            timeout_cap=options.timeout_seconds,
-            max_connections=options.max_connections,
-            max_response_bytes=context.settings.embedding_response_max_bytes,
-        ),
-        family=FAMILY,
-    )
+    return _build(OpenAICompatibleEmbedder, options, context)
 
 
 def _make_ollama(context: FactoryContext) -> OllamaEmbedder:
     options = structure_options(context.options, OllamaEmbedderOptions, family=FAMILY)
+    return _build(OllamaEmbedder, options, context)
+
+
+def _build(
+    embedder: Callable[..., T],
+    options: OpenAICompatibleEmbedderOptions | OllamaEmbedderOptions,
+    context: FactoryContext,
+) -> T:
+    """An HTTP embedder from the options both kinds share."""
     return build_from_options(
-        lambda: OllamaEmbedder(
+        lambda: embedder(
             base_url=options.base_url,
             model=options.model,
             api_key=resolve_api_key(options.api_key, options.api_key_env),
