@@ -16,7 +16,6 @@ third-party plugin (R-ARCH-3).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TypeVar
 
 import attrs
@@ -74,22 +73,24 @@ class OllamaEmbedderOptions:
 
 def _make_openai_compatible(context: FactoryContext) -> OpenAICompatibleEmbedder:
     options = structure_options(context.options, OpenAICompatibleEmbedderOptions, family=FAMILY)
-    return _build(OpenAICompatibleEmbedder, options, context)
+    return build_from_options(
+        lambda: OpenAICompatibleEmbedder(
+            base_url=options.base_url,
+            model=options.model,
+            api_key=resolve_api_key(options.api_key, options.api_key_env),
+            dimensions=options.dimensions,
+            timeout_cap=options.timeout_seconds,
+            max_connections=options.max_connections,
+            max_response_bytes=context.settings.embedding_response_max_bytes,
+        ),
+        family=FAMILY,
+    )
 
 
 def _make_ollama(context: FactoryContext) -> OllamaEmbedder:
     options = structure_options(context.options, OllamaEmbedderOptions, family=FAMILY)
-    return _build(OllamaEmbedder, options, context)
-
-
-def _build(
-    embedder: Callable[..., T],
-    options: OpenAICompatibleEmbedderOptions | OllamaEmbedderOptions,
-    context: FactoryContext,
-) -> T:
-    """An HTTP embedder from the options both kinds share."""
     return build_from_options(
-        lambda: embedder(
+        lambda: OllamaEmbedder(
             base_url=options.base_url,
             model=options.model,
             api_key=resolve_api_key(options.api_key, options.api_key_env),

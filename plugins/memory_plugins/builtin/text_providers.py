@@ -12,7 +12,6 @@ Registered through the `agent_memory` entry-point group like any third-party plu
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Literal, TypeVar
 
 import attrs
@@ -65,30 +64,30 @@ class OllamaTextOptions:
 
 def _make_openai_compatible(context: FactoryContext) -> OpenAICompatibleTextProvider:
     options = structure_options(context.options, OpenAICompatibleTextOptions, family=FAMILY)
-    return _build(OpenAICompatibleTextProvider, options, context, json_mode=options.json_mode)
+    return build_from_options(
+        lambda: OpenAICompatibleTextProvider(
+            base_url=options.base_url,
+            model=options.model,
+            api_key=resolve_api_key(options.api_key, options.api_key_env),
+            json_mode=options.json_mode,
+            timeout_cap=options.timeout_seconds,
+            max_connections=options.max_connections,
+            max_response_bytes=context.settings.text_response_max_bytes,
+        ),
+        family=FAMILY,
+    )
 
 
 def _make_ollama(context: FactoryContext) -> OllamaTextProvider:
     options = structure_options(context.options, OllamaTextOptions, family=FAMILY)
-    return _build(OllamaTextProvider, options, context)
-
-
-def _build(
-    provider: Callable[..., T],
-    options: OpenAICompatibleTextOptions | OllamaTextOptions,
-    context: FactoryContext,
-    **extra: object,
-) -> T:
-    """An HTTP text provider from the options both kinds share, and `extra` of its own."""
     return build_from_options(
-        lambda: provider(
+        lambda: OllamaTextProvider(
             base_url=options.base_url,
             model=options.model,
             api_key=resolve_api_key(options.api_key, options.api_key_env),
             timeout_cap=options.timeout_seconds,
             max_connections=options.max_connections,
             max_response_bytes=context.settings.text_response_max_bytes,
-            **extra,
         ),
         family=FAMILY,
     )
