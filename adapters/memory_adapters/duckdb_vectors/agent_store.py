@@ -5,14 +5,16 @@ store's per-agent lock). Writes are batched: one transaction per upsert batch, s
 through DuckDB's appender and large ones as a registered numpy scan (measured in
 `benchmarks/vectors.py`; row-at-a-time inserts manage about 1k rows/s). Once warm, every
 committed change is applied to the resident matrix in the same worker call, so the durable
-store and the scanned matrix never disagree.
+store and the scanned matrix never disagree. A file-backed store warms from its snapshot
+when one matches the file (see `snapshot`) and removes it before its first change.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Sequence
 
 import duckdb
 import numpy as np
@@ -20,12 +22,16 @@ import numpy as np
 from memory_core.domain.claims import EmbeddingIdentity
 from memory_core.ports.vectors import ReadyCertificate
 
+from . import snapshot
+from .files import StoreFiles
 from .guard import AbortFlag
 from .matrix import ResidentMatrix
 from .schema import FILE_MEMORY_LIMIT
 from .validation import normalise_in_place, unit_rows, usable_rows
 
 __all__ = ["AgentStore"]
+
+_log = logging.getLogger(__name__)
 
 # Above this many rows a batch is written as one registered numpy scan (faster per row,
 # but ~15 ms of fixed cost); below it the appender wins.
@@ -48,11 +54,12 @@ class AgentStore:
         identity: EmbeddingIdentity,
         generation: int,
         *,
-        before_delete: Callable[[], None] = lambda: None,
+        files: StoreFiles | None = None,
     ) -> None:
         self.conn = conn
-        # Persists the scrub marker of a file-backed store (see `StoreFiles.mark_scrub`).
-        self._before_delete = before_delete
+        # None for an in-memory database: no scrub marker, no snapshot.
+        self.files = files
+        self._snapshot_dropped = False
         self.identity = identity
         self.generation = generation
         self.matrix: ResidentMatrix | None = None
@@ -69,6 +76,7 @@ class AgentStore:
     def write(self, ids: list[str], rows: np.ndarray, abort: AbortFlag) -> None:
         """Replace-or-insert one batch in one transaction, then mirror it in the matrix."""
         abort.check()
+        self._before_change()
         conn = self.conn
         conn.execute("BEGIN")
         try:
@@ -91,7 +99,9 @@ class AgentStore:
     def delete(self, ids: Sequence[str], abort: AbortFlag) -> list[str]:
         """Delete by id in one statement; returns the ids that were present."""
         abort.check()
-        self._before_delete()
+        if self.files is not None:
+            self.files.mark_scrub()
+        self._before_change()
         deleted = [
             row[0]
             for row in self.conn.execute(_DELETE + " RETURNING memory_id", [list(ids)]).fetchall()
@@ -111,7 +121,23 @@ class AgentStore:
 
     def read_matrix(self, abort: AbortFlag) -> tuple[ResidentMatrix, list[str]]:
         """Every stored vector as a resident matrix, plus the ids of unusable stored rows
-        (non-finite or zero), which are left out of the matrix."""
+        (non-finite or zero), which are left out of the matrix. From the snapshot when one
+        matches the file (its rows were unit rows of a matrix already), else from DuckDB."""
+        found = None if self.files is None else snapshot.validate(self.files)
+        if found is not None and found.identity == self.identity:
+
+            def fill(rows: np.ndarray) -> list[str]:
+                assert found is not None
+                return snapshot.load(found, rows, abort)
+
+            try:
+                return ResidentMatrix.filled(self.identity.dim, found.count, fill), []
+            except (OSError, ValueError) as exc:
+                _log.warning(
+                    "vector snapshot unreadable (%s): reading the store", type(exc).__name__
+                )
+        if self.files is not None:
+            snapshot.drop(self.files)
         conn = self.conn
         count, high = conn.execute(
             "SELECT count(*), coalesce(max(rowid), -1) FROM memory_vector"
@@ -138,6 +164,13 @@ class AgentStore:
                 matrix.upsert([ids[i] for i in keep], unit_rows(rows[keep]))
         self._release_read_pages()
         return matrix, unusable
+
+    def _before_change(self) -> None:
+        """The snapshot describes the file as it was opened: it goes, durably, before the
+        first change, so no crash can leave it beside a file it no longer matches."""
+        if self.files is not None and not self._snapshot_dropped:
+            snapshot.drop(self.files)
+            self._snapshot_dropped = True
 
     def _release_read_pages(self) -> None:
         """Reading every page left them in DuckDB's buffer pool (up to FILE_MEMORY_LIMIT): a
