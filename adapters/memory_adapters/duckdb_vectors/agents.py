@@ -277,9 +277,15 @@ class Agents:
     def scrub_soon(self, agent: Agent) -> None:
         """Rewrite the agent's file without its deleted rows `scrub_delay_seconds` from now,
         unless a scrub is already due. Call from the event loop after a delete."""
-        if self.root is None or self.closed or agent.agent_id in self._scrubs:
+        if self.root is None or self.closed:
             return
-        self._scrubs[agent.agent_id] = asyncio.get_running_loop().create_task(
+        loop = asyncio.get_running_loop()
+        due = self._scrubs.get(agent.agent_id)
+        # A task of a loop that has since ended (a host running one `asyncio.run` after
+        # another) never runs again: schedule on this one.
+        if due is not None and not due.done() and due.get_loop() is loop:
+            return
+        self._scrubs[agent.agent_id] = loop.create_task(
             self._scrub_later(agent), name=f"vector-scrub:{agent.agent_id}"
         )
 
@@ -290,12 +296,15 @@ class Agents:
         self.closed = True
         # A scrub still in its delay is dropped: closing compacts that file anyway. One
         # already rewriting is waited for (a native call is never abandoned midway).
+        loop = asyncio.get_running_loop()
+        due = [task for task in self._scrubs.values() if task.get_loop() is loop]
         for agent_id, task in list(self._scrubs.items()):
             if agent_id in self._scrubs_waiting:
                 task.cancel()
-        for task in list(self._scrubs.values()):
+        for task in due:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        self._scrubs.clear()
         for agent in list(self._agents.values()):
             if agent.quarantined or agent.store is None:
                 continue
@@ -429,7 +438,8 @@ class Agents:
             _log.warning("vector scrub deferred for agent=%s: deadline", agent.agent_id)
         finally:
             self._scrubs_waiting.discard(agent.agent_id)
-            self._scrubs.pop(agent.agent_id, None)
+            if self._scrubs.get(agent.agent_id) is asyncio.current_task():
+                del self._scrubs[agent.agent_id]
 
     def _compact_open(self, agent: Agent, store: AgentStore, abort: AbortFlag) -> None:
         """Rewrite an open namespace's file with its live rows and reopen it. The matrix,
