@@ -11,7 +11,6 @@ when one matches the file (see `snapshot`) and removes it before its first chang
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import logging
 from collections.abc import Sequence
@@ -222,7 +221,18 @@ def _stack(column: np.ndarray, dim: int) -> np.ndarray:
         return rows
 
 
+# The guard re-interrupts an overrunning call every 20 ms until it settles, so the ROLLBACK
+# of an interrupted write can itself be interrupted; it is retried, or the connection stays
+# in an aborted transaction and every later call fails (seen under load).
+_ROLLBACK_ATTEMPTS = 100
+
+
 def _rollback(conn: duckdb.DuckDBPyConnection) -> None:
-    # An interrupted statement has already rolled its transaction back.
-    with contextlib.suppress(duckdb.Error):
-        conn.execute("ROLLBACK")
+    for _ in range(_ROLLBACK_ATTEMPTS):
+        try:
+            conn.execute("ROLLBACK")
+        except duckdb.InterruptException:
+            continue
+        except duckdb.Error:
+            return  # no transaction left: the interrupted statement already ended it
+        return
