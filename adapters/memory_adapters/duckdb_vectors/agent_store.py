@@ -77,8 +77,10 @@ class AgentStore:
         abort.check()
         self._before_change()
         conn = self.conn
-        conn.execute("BEGIN")
         try:
+            # Inside the try: an interrupt that lands in BEGIN itself may leave the
+            # transaction open, and it must be rolled back like any other.
+            conn.execute("BEGIN")
             conn.execute(_DELETE, [ids])
             abort.check()
             if len(ids) <= APPENDER_MAX_ROWS:
