@@ -2,8 +2,10 @@
 bytes (R-PRIV-3, R-FORGET-1, R-FORGET-3).
 
 DuckDB frees a deleted row's blocks without zeroing them, so a delete alone leaves the id
-readable in the file; the store rewrites a file that had deletes when it closes it, and on
-the next open after a kill (tests/adapters/duckdb_vectors/test_duckdb_crash.py). DuckDB
+readable in the file; the store rewrites a file that had deletes `scrub_delay_seconds`
+(2 s) after the delete while it stays open, when it closes it, and on the next open after a
+kill (tests/adapters/duckdb_vectors/test_duckdb_crash.py). The warm-up snapshot beside it is
+removed before the delete and rewritten at close from the live rows only. DuckDB
 compresses the float arrays, so a stored vector's raw float32 bytes were not found even
 before the delete (measured: 0 of 50 here); the id scan is the one with a positive control.
 """
@@ -11,6 +13,8 @@ before the delete (measured: 0 of 50 here); the id scan is the one with a positi
 from __future__ import annotations
 
 import asyncio
+import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -99,3 +103,58 @@ def test_the_scan_finds_deleted_ids_when_the_rewrite_is_off(
     monkeypatch.setattr(agents, "compact", lambda *args, **kwargs: None)
     forgotten, _, after = run(tmp_path)
     assert any(claim_id.encode() in after for claim_id in forgotten)
+
+
+# The documented bound is the delay plus the rewrite (well under a second at this size);
+# the margin absorbs a loaded machine.
+SCRUB_BOUND_SECONDS = 30.0
+
+
+def run_open(tmp_path: Path) -> tuple[list[str], list[str], bytes, bool]:
+    """Seed ana, then with the same process still open delete half of her claims and wait
+    for the scrub; return (forgotten ids, kept ids, bytes of every vector file while still
+    open, whether the scrub marker was gone within the bound)."""
+    (tmp_path / "config.toml").write_text(CONFIG, encoding="utf-8")
+    data = tmp_path / "data"
+    marker = data / "vectors" / "ana.v2.duckdb.scrub"
+
+    async def scenario() -> tuple[list[str], list[str], bytes, bool]:
+        memory = open_memory(data, config=tmp_path / "config.toml")
+        try:
+            ids = sorted([(await memory.remember("ana", fact)).claim_id or "" for fact in FACTS])
+            assert await memory.warm("ana")
+            assert all(claim_id.encode() in every_byte(data / "vectors") for claim_id in ids)
+            doomed = ids[::2]
+            for claim_id in doomed:
+                assert await memory.delete("ana", claim_id) >= 1
+            assert marker.exists()
+            started = time.monotonic()
+            while marker.exists() and time.monotonic() - started < SCRUB_BOUND_SECONDS:
+                await asyncio.sleep(0.05)
+            scrubbed = not marker.exists()
+            kept = [claim_id for claim_id in ids if claim_id not in doomed]
+            return doomed, kept, every_byte(data / "vectors"), scrubbed
+        finally:
+            await memory.aclose()
+
+    return asyncio.run(scenario())
+
+
+def test_deleted_vectors_leave_the_open_file_within_the_scrub_bound(tmp_path: Path) -> None:
+    """R-PRIV-3, R-FORGET-1: the process stays open after the deletes; within the scrub
+    delay plus one rewrite no vector file holds a deleted id, and every kept id is there."""
+    doomed, kept, after, scrubbed = run_open(tmp_path)
+    assert scrubbed
+    assert [claim_id for claim_id in doomed if claim_id.encode() in after] == []
+    assert [claim_id for claim_id in kept if claim_id.encode() not in after] == []
+
+
+def test_the_open_file_keeps_deleted_ids_without_the_scrub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The negative control: with no scrub scheduled the deleted ids stay in the open file."""
+    monkeypatch.setattr(agents.Agents, "scrub_soon", lambda self, agent: None)
+    monkeypatch.setattr(sys.modules[__name__], "SCRUB_BOUND_SECONDS", 3.0)
+    doomed, _, after, scrubbed = run_open(tmp_path)
+    assert not scrubbed
+    assert any(claim_id.encode() in after for claim_id in doomed)

@@ -5,14 +5,15 @@ store's per-agent lock). Writes are batched: one transaction per upsert batch, s
 through DuckDB's appender and large ones as a registered numpy scan (measured in
 `benchmarks/vectors.py`; row-at-a-time inserts manage about 1k rows/s). Once warm, every
 committed change is applied to the resident matrix in the same worker call, so the durable
-store and the scanned matrix never disagree.
+store and the scanned matrix never disagree. A file-backed store warms from its snapshot
+when one matches the file (see `snapshot`) and removes it before its first change.
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Sequence
 
 import duckdb
 import numpy as np
@@ -20,12 +21,16 @@ import numpy as np
 from memory_core.domain.claims import EmbeddingIdentity
 from memory_core.ports.vectors import ReadyCertificate
 
+from . import snapshot
+from .files import StoreFiles
 from .guard import AbortFlag
 from .matrix import ResidentMatrix
 from .schema import FILE_MEMORY_LIMIT
 from .validation import normalise_in_place, unit_rows, usable_rows
 
 __all__ = ["AgentStore"]
+
+_log = logging.getLogger(__name__)
 
 # Above this many rows a batch is written as one registered numpy scan (faster per row,
 # but ~15 ms of fixed cost); below it the appender wins.
@@ -48,11 +53,12 @@ class AgentStore:
         identity: EmbeddingIdentity,
         generation: int,
         *,
-        before_delete: Callable[[], None] = lambda: None,
+        files: StoreFiles | None = None,
     ) -> None:
         self.conn = conn
-        # Persists the scrub marker of a file-backed store (see `StoreFiles.mark_scrub`).
-        self._before_delete = before_delete
+        # None for an in-memory database: no scrub marker, no snapshot.
+        self.files = files
+        self._snapshot_dropped = False
         self.identity = identity
         self.generation = generation
         self.matrix: ResidentMatrix | None = None
@@ -69,9 +75,12 @@ class AgentStore:
     def write(self, ids: list[str], rows: np.ndarray, abort: AbortFlag) -> None:
         """Replace-or-insert one batch in one transaction, then mirror it in the matrix."""
         abort.check()
+        self._before_change()
         conn = self.conn
-        conn.execute("BEGIN")
         try:
+            # Inside the try: an interrupt that lands in BEGIN itself may leave the
+            # transaction open, and it must be rolled back like any other.
+            conn.execute("BEGIN")
             conn.execute(_DELETE, [ids])
             abort.check()
             if len(ids) <= APPENDER_MAX_ROWS:
@@ -91,7 +100,9 @@ class AgentStore:
     def delete(self, ids: Sequence[str], abort: AbortFlag) -> list[str]:
         """Delete by id in one statement; returns the ids that were present."""
         abort.check()
-        self._before_delete()
+        if self.files is not None:
+            self.files.mark_scrub()
+        self._before_change()
         deleted = [
             row[0]
             for row in self.conn.execute(_DELETE + " RETURNING memory_id", [list(ids)]).fetchall()
@@ -111,7 +122,23 @@ class AgentStore:
 
     def read_matrix(self, abort: AbortFlag) -> tuple[ResidentMatrix, list[str]]:
         """Every stored vector as a resident matrix, plus the ids of unusable stored rows
-        (non-finite or zero), which are left out of the matrix."""
+        (non-finite or zero), which are left out of the matrix. From the snapshot when one
+        matches the file (its rows were unit rows of a matrix already), else from DuckDB."""
+        found = None if self.files is None else snapshot.validate(self.files)
+        if found is not None and found.identity == self.identity:
+
+            def fill(rows: np.ndarray) -> list[str]:
+                assert found is not None
+                return snapshot.load(found, rows, abort)
+
+            try:
+                return ResidentMatrix.filled(self.identity.dim, found.count, fill), []
+            except (OSError, ValueError) as exc:
+                _log.warning(
+                    "vector snapshot unreadable (%s): reading the store", type(exc).__name__
+                )
+        if self.files is not None:
+            snapshot.drop(self.files)
         conn = self.conn
         count, high = conn.execute(
             "SELECT count(*), coalesce(max(rowid), -1) FROM memory_vector"
@@ -138,6 +165,13 @@ class AgentStore:
                 matrix.upsert([ids[i] for i in keep], unit_rows(rows[keep]))
         self._release_read_pages()
         return matrix, unusable
+
+    def _before_change(self) -> None:
+        """The snapshot describes the file as it was opened: it goes, durably, before the
+        first change, so no crash can leave it beside a file it no longer matches."""
+        if self.files is not None and not self._snapshot_dropped:
+            snapshot.drop(self.files)
+            self._snapshot_dropped = True
 
     def _release_read_pages(self) -> None:
         """Reading every page left them in DuckDB's buffer pool (up to FILE_MEMORY_LIMIT): a
@@ -189,7 +223,18 @@ def _stack(column: np.ndarray, dim: int) -> np.ndarray:
         return rows
 
 
+# The guard re-interrupts an overrunning call every 20 ms until it settles, so the ROLLBACK
+# of an interrupted write can itself be interrupted; it is retried, or the connection stays
+# in an aborted transaction and every later call fails (seen under load).
+_ROLLBACK_ATTEMPTS = 100
+
+
 def _rollback(conn: duckdb.DuckDBPyConnection) -> None:
-    # An interrupted statement has already rolled its transaction back.
-    with contextlib.suppress(duckdb.Error):
-        conn.execute("ROLLBACK")
+    for _ in range(_ROLLBACK_ATTEMPTS):
+        try:
+            conn.execute("ROLLBACK")
+        except duckdb.InterruptException:
+            continue
+        except duckdb.Error:
+            return  # no transaction left: the interrupted statement already ended it
+        return

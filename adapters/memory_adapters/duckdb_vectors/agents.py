@@ -9,11 +9,18 @@ composition root holds per process. Every open, close, rebuild, drop and quarant
 the agent's generation on, so certificates of an earlier generation lapse — except that an
 eviction parks the agent's certificate: reopening the agent in this object restores it
 (`resume`), since every change to the file meanwhile went through this object too.
+
+Forgetting reaches the file's bytes promptly: a delete schedules a scrub, which rewrites
+the open file with its live rows `scrub_delay_seconds` later (deletes in that window share
+one rewrite) while queries keep scanning the resident matrix; the scrub marker covers a
+kill before it, and closing or the next open finishes it (R-PRIV-3). A clean close leaves
+the matrix's snapshot beside the file for the next warm-up (`snapshot`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
@@ -33,11 +40,12 @@ from memory_core.domain.errors import (
 from memory_core.ports.clock import InfraClock
 from memory_core.ports.vectors import ReadyCertificate, VectorHealth, VectorStoreCold
 
+from . import snapshot
 from .agent_store import AgentStore
 from .files import StoreFiles, file_stem, fsync_directory, remove_quietly
 from .guard import AbortFlag, NativeGuard
 from .opener import Opened, create_in_memory, open_files, republish
-from .publish import StepHook, compact
+from .publish import StepHook, compact, open_v2
 
 __all__ = ["Agent", "Agents"]
 
@@ -94,9 +102,12 @@ class Agents:
         housekeeping_seconds: float,
         migration_page_rows: int,
         on_step: StepHook | None,
+        scrub_delay_seconds: float,
     ) -> None:
         if max_open < 1:
             raise ValueError("max_open must be >= 1")
+        if scrub_delay_seconds < 0:
+            raise ValueError("scrub_delay_seconds must be >= 0")
         self.root = root
         self._clock = clock
         # An in-memory namespace lives only while open: never evict one.
@@ -107,6 +118,9 @@ class Agents:
         self._on_step: StepHook = on_step or (lambda step: None)
         self._agents: dict[str, Agent] = {}
         self._open: OrderedDict[str, None] = OrderedDict()  # least recently used first
+        self._scrub_delay = scrub_delay_seconds
+        self._scrubs: dict[str, asyncio.Task[None]] = {}
+        self._scrubs_waiting: set[str] = set()  # still in their delay: safe to cancel
         self.closed = False
 
     def get(self, agent_id: str, *, allow_quarantined: bool = False) -> Agent:
@@ -260,11 +274,37 @@ class Agents:
                 cancel=cancel,
             )
 
+    def scrub_soon(self, agent: Agent) -> None:
+        """Rewrite the agent's file without its deleted rows `scrub_delay_seconds` from now,
+        unless a scrub is already due. Call from the event loop after a delete."""
+        if self.root is None or self.closed:
+            return
+        loop = asyncio.get_running_loop()
+        due = self._scrubs.get(agent.agent_id)
+        # A task of a loop that has since ended (a host running one `asyncio.run` after
+        # another) never runs again: schedule on this one.
+        if due is not None and not due.done() and due.get_loop() is loop:
+            return
+        self._scrubs[agent.agent_id] = loop.create_task(
+            self._scrub_later(agent), name=f"vector-scrub:{agent.agent_id}"
+        )
+
     async def close_all(self) -> None:
         """Close every open namespace; later calls raise StoreError."""
         if self.closed:
             return
         self.closed = True
+        # A scrub still in its delay is dropped: closing compacts that file anyway. One
+        # already rewriting is waited for (a native call is never abandoned midway).
+        loop = asyncio.get_running_loop()
+        due = [task for task in self._scrubs.values() if task.get_loop() is loop]
+        for agent_id, task in list(self._scrubs.items()):
+            if agent_id in self._scrubs_waiting:
+                task.cancel()
+        for task in due:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._scrubs.clear()
         for agent in list(self._agents.values()):
             if agent.quarantined or agent.store is None:
                 continue
@@ -309,8 +349,8 @@ class Agents:
 
     def _adopt(self, agent: Agent, opened: Opened) -> AgentStore:
         conn, identity = opened
-        mark = (lambda: None) if self.root is None else self._files(agent.agent_id).mark_scrub
-        agent.store = AgentStore(conn, identity, agent.next_generation(), before_delete=mark)
+        files = None if self.root is None else self._files(agent.agent_id)
+        agent.store = AgentStore(conn, identity, agent.next_generation(), files=files)
         agent.connection.bind(conn)
         self._open[agent.agent_id] = None
         self._open.move_to_end(agent.agent_id)
@@ -347,7 +387,9 @@ class Agents:
         self, agent: Agent, store: AgentStore, abort: AbortFlag, *, scrub: bool
     ) -> None:
         """Close the connection; a file with deletes since its last rewrite is compacted
-        now, one rewrite per close however many deletes came before (R-PRIV-3)."""
+        now, one rewrite per close however many deletes came before (R-PRIV-3). Then the
+        resident matrix is left as the file's snapshot, unless an unchanged one is there."""
+        matrix = store.matrix
         store.close()
         if self.root is None or not scrub:
             return
@@ -360,6 +402,63 @@ class Agents:
                 on_step=self._on_step,
                 bind=agent.connection.bind,
             )
+        # An empty namespace reads as fast from DuckDB; an unchanged snapshot still holds.
+        if matrix is None or not len(matrix) or files.snapshot.exists():
+            return
+        ids, rows = matrix.contents()
+        try:
+            snapshot.write(files, store.identity, ids, rows, abort)
+        except OSError as exc:
+            # Only the next warm-up's speed depends on it: it reads DuckDB instead.
+            _log.warning("vector snapshot for agent=%s not written: %s", agent.agent_id, exc)
+
+    async def _scrub_later(self, agent: Agent) -> None:
+        self._scrubs_waiting.add(agent.agent_id)
+        try:
+            await asyncio.sleep(self._scrub_delay)
+            self._scrubs_waiting.discard(agent.agent_id)
+            async with agent.lock:
+                store = agent.store
+                # Closed or dropped meanwhile: its close compacted the file, or it is gone.
+                if store is None or agent.quarantined or self.closed:
+                    return
+                if not self._files(agent.agent_id).scrub.exists():
+                    return
+                await self.run(
+                    agent,
+                    lambda abort: self._compact_open(agent, store, abort),
+                    what="scrub",
+                    deadline=Deadline.after(self._clock, self._housekeeping),
+                    cancel=CancellationToken(),
+                )
+        except StoreError as exc:
+            # The marker stays: the close or the next open rewrites the file instead.
+            _log.warning("vector scrub deferred for agent=%s: %s", agent.agent_id, exc)
+        except DeadlineExceeded:
+            _log.warning("vector scrub deferred for agent=%s: deadline", agent.agent_id)
+        finally:
+            self._scrubs_waiting.discard(agent.agent_id)
+            if self._scrubs.get(agent.agent_id) is asyncio.current_task():
+                del self._scrubs[agent.agent_id]
+
+    def _compact_open(self, agent: Agent, store: AgentStore, abort: AbortFlag) -> None:
+        """Rewrite an open namespace's file with its live rows and reopen it. The matrix,
+        certificate and generation stand: the rows it holds are the same."""
+        files = self._files(agent.agent_id)
+        store.conn.close()
+        try:
+            compact(
+                files,
+                store.identity,
+                abort=abort,
+                on_step=self._on_step,
+                bind=agent.connection.bind,
+            )
+        finally:
+            # The rewritten file, or the old one if the rewrite stopped before its rename;
+            # a file that no longer opens quarantines the agent.
+            store.conn, _ = open_v2(files, after_publish=True)
+            agent.connection.bind(store.conn)
 
     async def _close_quietly(self, agent: Agent, *, park: bool = False) -> None:
         deadline = Deadline.after(self._clock, self._housekeeping)

@@ -3,8 +3,9 @@
 Format and state are decided from which files exist — no file is opened to find out (reference
 §6): the v2 store `<stem>.v2.duckdb`, its WAL, the staging file `<stem>.v2.duckdb.migrating`
 (never a commit point), the quarantine marker `<stem>.v2.duckdb.quarantine`, the scrub marker
-`<stem>.v2.duckdb.scrub` (rows were deleted since the file was last rewritten), and the legacy
-v1 store `<stem>.duckdb`. The agent id is escaped into a file-name stem, so any id is safe and two
+`<stem>.v2.duckdb.scrub` (rows were deleted since the file was last rewritten), the warm-up
+snapshot `<stem>.v2.snapshot` (see `snapshot`) and its temporary, and the legacy v1 store
+`<stem>.duckdb`. The agent id is escaped into a file-name stem, so any id is safe and two
 ids never share files.
 """
 
@@ -82,6 +83,14 @@ class StoreFiles:
         return self.root / f"{self.stem}.v2.duckdb.scrub"
 
     @property
+    def snapshot(self) -> Path:
+        return self.root / f"{self.stem}.v2.snapshot"
+
+    @property
+    def snapshot_tmp(self) -> Path:
+        return self.root / f"{self.stem}.v2.snapshot.tmp"
+
+    @property
     def v1(self) -> Path:
         return self.root / f"{self.stem}.duckdb"
 
@@ -97,6 +106,8 @@ class StoreFiles:
             self.staging,
             self.staging_wal,
             self.scrub,
+            self.snapshot,
+            self.snapshot_tmp,
             self.v1,
             self.v1_wal,
         )

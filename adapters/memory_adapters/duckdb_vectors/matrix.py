@@ -11,7 +11,7 @@ the scanned block stays dense.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -39,6 +39,20 @@ class ResidentMatrix:
         # A scan and a mutation never overlap: a reader sees a batch entirely or not at all.
         self._lock = threading.Lock()
 
+    @classmethod
+    def filled(
+        cls, dim: int, count: int, fill: Callable[[np.ndarray], Sequence[str]]
+    ) -> ResidentMatrix:
+        """A matrix of `count` unit rows that `fill` writes in place into the matrix's own
+        block (and returns their distinct ids): the rows are never staged in a second copy."""
+        matrix = cls(dim, capacity=count + count // 16)
+        ids = list(fill(matrix._rows[:count]))
+        if len(ids) != count or len(set(ids)) != count:
+            raise ValueError("fill must return one distinct id per row")
+        matrix._ids = ids
+        matrix._index = {claim_id: row for row, claim_id in enumerate(ids)}
+        return matrix
+
     @property
     def dim(self) -> int:
         return self._dim
@@ -63,6 +77,12 @@ class ResidentMatrix:
         with self._lock:
             position = self._index.get(claim_id)
             return None if position is None else self._rows[position].copy()
+
+    def contents(self) -> tuple[list[str], np.ndarray]:
+        """The ids in row order and a copy-free view of their rows (for a snapshot of a
+        closed namespace, when no writer is left)."""
+        with self._lock:
+            return list(self._ids), self._rows[: len(self._ids)]
 
     def nbytes(self) -> int:
         """Bytes a full scan reads."""

@@ -96,9 +96,9 @@ def republish(
     bind: Bind,
 ) -> Opened:
     """Publish a fresh, empty v2 store (replacing any) and open it. Legacy files go too,
-    and the scrub marker: the file whose deleted rows it stood for is gone."""
+    the scrub marker and the snapshot: the file they stood for is gone."""
     publish(files, identity, abort=abort, on_step=on_step, bind=bind)
-    remove_quietly(files.v1, files.v1_wal, files.scrub)
+    remove_quietly(files.v1, files.v1_wal, files.scrub, files.snapshot)
     return open_v2(files, after_publish=True)
 
 

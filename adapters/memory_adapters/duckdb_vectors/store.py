@@ -55,7 +55,8 @@ class DuckDBVectorStore:
     `grace_seconds` bounds how long an interrupted native call may take to settle before
     its agent is quarantined; `housekeeping_seconds` is the deadline of closes the store
     starts itself (eviction, `aclose`); `on_step` is the crash-test seam (publish and
-    migration call it at each named step).
+    migration call it at each named step); `scrub_delay_seconds` is how long after a delete
+    the file is rewritten without the deleted rows (deletes within it share one rewrite).
     """
 
     def __init__(
@@ -68,6 +69,7 @@ class DuckDBVectorStore:
         housekeeping_seconds: float = 30.0,
         migration_page_rows: int = 512,
         on_step: StepHook | None = None,
+        scrub_delay_seconds: float = 2.0,
     ) -> None:
         self._agents = Agents(
             root,
@@ -77,6 +79,7 @@ class DuckDBVectorStore:
             housekeeping_seconds=housekeeping_seconds,
             migration_page_rows=migration_page_rows,
             on_step=on_step,
+            scrub_delay_seconds=scrub_delay_seconds,
         )
         self._scans: ThreadPoolExecutor | None = None
 
@@ -127,6 +130,8 @@ class DuckDBVectorStore:
                     cancel=cancel,
                 )
                 deleted += len(removed)
+            if deleted:
+                self._agents.scrub_soon(agent)
             certificate = ReadyCertificate(
                 agent_id=agent_id,
                 identity=identity,
@@ -191,16 +196,21 @@ class DuckDBVectorStore:
             if store is None:
                 return 0
             deleted = 0
-            for start in range(0, len(ids), DELETE_PAGE):
-                page = ids[start : start + DELETE_PAGE]
-                removed = await self._agents.run(
-                    agent,
-                    _bound(store.delete, page),
-                    what="delete",
-                    deadline=deadline,
-                    cancel=cancel,
-                )
-                deleted += len(removed)
+            try:
+                for start in range(0, len(ids), DELETE_PAGE):
+                    page = ids[start : start + DELETE_PAGE]
+                    removed = await self._agents.run(
+                        agent,
+                        _bound(store.delete, page),
+                        what="delete",
+                        deadline=deadline,
+                        cancel=cancel,
+                    )
+                    deleted += len(removed)
+            finally:
+                # Pages that committed before a failure are scrubbed like a whole delete.
+                if deleted:
+                    self._agents.scrub_soon(agent)
             return deleted
 
     async def query(

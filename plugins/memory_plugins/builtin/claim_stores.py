@@ -13,8 +13,8 @@ from typing import Literal
 
 import attrs
 
-from memory_adapters.sqlite_store import ApswClaimStore
 from memory_core.domain.errors import ConfigError
+from memory_core.ports.claims import ClaimStore
 from memory_plugins.config import structure_options
 from memory_plugins.context import FactoryContext
 from memory_plugins.hookspecs import Register, hookimpl
@@ -36,7 +36,9 @@ class SqliteStoreOptions:
     repair_on_open: bool = True
 
 
-def _make_sqlite_store(context: FactoryContext) -> ApswClaimStore:
+def _make_sqlite_store(context: FactoryContext) -> ClaimStore:
+    from memory_adapters.sqlite_store import ApswClaimStore
+
     options = structure_options(context.options, SqliteStoreOptions, family="claim_store")
     if context.secret_policy is None or context.domain_clock is None:
         raise ConfigError("plugins.claim_store: needs the secret policy and the domain clock")

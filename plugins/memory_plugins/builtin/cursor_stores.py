@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import attrs
 
-from memory_adapters.sqlite_store.cursors import SqliteCursorStore
 from memory_core.domain.errors import ConfigError
+from memory_core.ports.cursor import CursorStore
 from memory_plugins.builtin.claim_stores import DATABASE_FILENAME
 from memory_plugins.config import structure_options
 from memory_plugins.context import FactoryContext
@@ -25,7 +25,9 @@ class SqliteCursorOptions:
     loop_busy_timeout_ms: int = 250  # on the event loop (R-READ-1)
 
 
-def _make_sqlite_cursors(context: FactoryContext) -> SqliteCursorStore:
+def _make_sqlite_cursors(context: FactoryContext) -> CursorStore:
+    from memory_adapters.sqlite_store.cursors import SqliteCursorStore
+
     options = structure_options(context.options, SqliteCursorOptions, family="cursor_store")
     if context.domain_clock is None:
         raise ConfigError("plugins.cursor_store: needs the domain clock")

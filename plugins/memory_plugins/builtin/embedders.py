@@ -20,14 +20,8 @@ from typing import TypeVar
 
 import attrs
 
-from memory_adapters.httpx_providers import (
-    DEFAULT_OLLAMA_URL,
-    OllamaEmbedder,
-    OpenAICompatibleEmbedder,
-    resolve_api_key,
-)
-from memory_adapters.local_embedder import HashingEmbedder, MiniLMEmbedder
 from memory_core.domain.errors import ConfigError
+from memory_core.ports.providers import EmbeddingProvider
 from memory_plugins.config import build_from_options, structure_options
 from memory_plugins.context import FactoryContext
 from memory_plugins.hookspecs import Register, hookimpl
@@ -41,6 +35,9 @@ __all__ = [
 ]
 
 FAMILY = "embedding_provider"
+# The adapter's own default (`memory_adapters.httpx_providers.DEFAULT_OLLAMA_URL`, a test
+# keeps the two equal), spelt here so listing the options imports no HTTP client.
+DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
 T = TypeVar("T")
 
 
@@ -71,7 +68,9 @@ class OllamaEmbedderOptions:
     max_connections: int = 8
 
 
-def _make_openai_compatible(context: FactoryContext) -> OpenAICompatibleEmbedder:
+def _make_openai_compatible(context: FactoryContext) -> EmbeddingProvider:
+    from memory_adapters.httpx_providers import OpenAICompatibleEmbedder, resolve_api_key
+
     options = structure_options(context.options, OpenAICompatibleEmbedderOptions, family=FAMILY)
     return build_from_options(
         lambda: OpenAICompatibleEmbedder(
@@ -87,7 +86,9 @@ def _make_openai_compatible(context: FactoryContext) -> OpenAICompatibleEmbedder
     )
 
 
-def _make_ollama(context: FactoryContext) -> OllamaEmbedder:
+def _make_ollama(context: FactoryContext) -> EmbeddingProvider:
+    from memory_adapters.httpx_providers import OllamaEmbedder, resolve_api_key
+
     options = structure_options(context.options, OllamaEmbedderOptions, family=FAMILY)
     return build_from_options(
         lambda: OllamaEmbedder(
@@ -119,14 +120,18 @@ class HashingEmbedderOptions:
     dimensions: int = 256
 
 
-def _make_local_minilm(context: FactoryContext) -> MiniLMEmbedder:
+def _make_local_minilm(context: FactoryContext) -> EmbeddingProvider:
+    from memory_adapters.local_embedder import MiniLMEmbedder
+
     options = structure_options(context.options, LocalMiniLMOptions, family=FAMILY)
     if options.threads < 1 or options.batch_size < 1:
         raise ConfigError(f"plugins.{FAMILY}.options: threads and batch_size must be >= 1")
     return MiniLMEmbedder(threads=options.threads, batch_size=options.batch_size)
 
 
-def _make_hashing(context: FactoryContext) -> HashingEmbedder:
+def _make_hashing(context: FactoryContext) -> EmbeddingProvider:
+    from memory_adapters.local_embedder import HashingEmbedder
+
     options = structure_options(context.options, HashingEmbedderOptions, family=FAMILY)
     return build_from_options(lambda: HashingEmbedder(dimensions=options.dimensions), family=FAMILY)
 

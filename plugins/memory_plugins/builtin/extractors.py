@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import attrs
 
-from memory_adapters.extractors import LLMExtractor, RulesExtractor, VerbatimExtractor
 from memory_core.domain.errors import ConfigError
+from memory_core.ports.extraction import Extractor
 from memory_core.ports.providers import TextProvider
 from memory_plugins.config import structure_options
 from memory_plugins.context import FactoryContext
@@ -54,7 +54,9 @@ class LLMExtractorOptions:
     max_tokens: int | None = attrs.field(default=None, validator=_positive_or_none)
 
 
-def _make_rules(context: FactoryContext) -> RulesExtractor:
+def _make_rules(context: FactoryContext) -> Extractor:
+    from memory_adapters.extractors import RulesExtractor
+
     structure_options(context.options, NoOptions, family="extractor")
     return RulesExtractor(
         secret_policy=context.secret_policy,
@@ -62,7 +64,9 @@ def _make_rules(context: FactoryContext) -> RulesExtractor:
     )
 
 
-def _make_verbatim(context: FactoryContext) -> VerbatimExtractor:
+def _make_verbatim(context: FactoryContext) -> Extractor:
+    from memory_adapters.extractors import VerbatimExtractor
+
     structure_options(context.options, NoOptions, family="extractor")
     return VerbatimExtractor(
         secret_policy=context.secret_policy,
@@ -70,7 +74,9 @@ def _make_verbatim(context: FactoryContext) -> VerbatimExtractor:
     )
 
 
-def _make_llm(context: FactoryContext) -> LLMExtractor:
+def _make_llm(context: FactoryContext) -> Extractor:
+    from memory_adapters.extractors import LLMExtractor
+
     options = structure_options(context.options, LLMExtractorOptions, family="extractor")
     # Read defensively: the field belongs to the composition root's context.
     provider = getattr(context, "text_provider", None)

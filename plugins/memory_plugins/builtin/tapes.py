@@ -13,7 +13,7 @@ from pathlib import Path
 
 import attrs
 
-from memory_adapters.tapes import InMemoryTape, JsonlTape, SqliteTape
+from memory_core.ports.tape import TapeRawEntryReader
 from memory_plugins.config import structure_options
 from memory_plugins.context import FactoryContext
 from memory_plugins.hookspecs import Register, hookimpl
@@ -61,17 +61,23 @@ def _resolve(context: FactoryContext, path: str) -> Path:
     return context.data_dir / Path(path).expanduser()  # an absolute path replaces data_dir
 
 
-def _make_memory(context: FactoryContext) -> InMemoryTape:
+def _make_memory(context: FactoryContext) -> TapeRawEntryReader:
+    from memory_adapters.tapes import InMemoryTape
+
     structure_options(context.options, MemoryTapeOptions, family="tape")
     return InMemoryTape()
 
 
-def _make_jsonl(context: FactoryContext) -> JsonlTape:
+def _make_jsonl(context: FactoryContext) -> TapeRawEntryReader:
+    from memory_adapters.tapes import JsonlTape
+
     options = structure_options(context.options, JsonlTapeOptions, family="tape")
     return JsonlTape(_resolve(context, options.path))
 
 
-def _make_sqlite(context: FactoryContext) -> SqliteTape:
+def _make_sqlite(context: FactoryContext) -> TapeRawEntryReader:
+    from memory_adapters.tapes import SqliteTape
+
     options = structure_options(context.options, SqliteTapeOptions, family="tape")
     return SqliteTape(
         _resolve(context, options.path),

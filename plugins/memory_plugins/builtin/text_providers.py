@@ -16,12 +16,8 @@ from typing import Literal, TypeVar
 
 import attrs
 
-from memory_adapters.httpx_providers import (
-    DEFAULT_OLLAMA_URL,
-    OllamaTextProvider,
-    OpenAICompatibleTextProvider,
-    resolve_api_key,
-)
+from memory_core.ports.providers import TextProvider
+from memory_plugins.builtin.embedders import DEFAULT_OLLAMA_URL
 from memory_plugins.config import build_from_options, structure_options
 from memory_plugins.context import FactoryContext
 from memory_plugins.hookspecs import Register, hookimpl
@@ -62,7 +58,9 @@ class OllamaTextOptions:
     max_connections: int = 4
 
 
-def _make_openai_compatible(context: FactoryContext) -> OpenAICompatibleTextProvider:
+def _make_openai_compatible(context: FactoryContext) -> TextProvider:
+    from memory_adapters.httpx_providers import OpenAICompatibleTextProvider, resolve_api_key
+
     options = structure_options(context.options, OpenAICompatibleTextOptions, family=FAMILY)
     return build_from_options(
         lambda: OpenAICompatibleTextProvider(
@@ -78,7 +76,9 @@ def _make_openai_compatible(context: FactoryContext) -> OpenAICompatibleTextProv
     )
 
 
-def _make_ollama(context: FactoryContext) -> OllamaTextProvider:
+def _make_ollama(context: FactoryContext) -> TextProvider:
+    from memory_adapters.httpx_providers import OllamaTextProvider, resolve_api_key
+
     options = structure_options(context.options, OllamaTextOptions, family=FAMILY)
     return build_from_options(
         lambda: OllamaTextProvider(

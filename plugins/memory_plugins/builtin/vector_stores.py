@@ -13,8 +13,8 @@ from __future__ import annotations
 import attrs
 
 from memory_adapters.clocks import MonotonicClock
-from memory_adapters.duckdb_vectors import DuckDBVectorStore
 from memory_core.ports.clock import InfraClock
+from memory_core.ports.vectors import VectorStore
 from memory_plugins.config import structure_options
 from memory_plugins.context import FactoryContext
 from memory_plugins.hookspecs import Register, hookimpl
@@ -41,6 +41,9 @@ class DuckDBVectorOptions:
     max_open_stores: int = attrs.field(default=8, validator=_positive)
     # How long an interrupted native call may take to settle before the agent is quarantined.
     grace_seconds: float = attrs.field(default=30.0, validator=_positive)
+    # How soon after a delete the agent's file is rewritten without the deleted rows (their
+    # ids and bytes leave the file then); deletes within it share one rewrite (R-PRIV-3).
+    scrub_delay_seconds: float = attrs.field(default=2.0, validator=_positive)
 
 
 @attrs.frozen(kw_only=True)
@@ -54,17 +57,22 @@ def _clock(context: FactoryContext) -> InfraClock:
     return context.infra_clock if context.infra_clock is not None else MonotonicClock()
 
 
-def _make_duckdb(context: FactoryContext) -> DuckDBVectorStore:
+def _make_duckdb(context: FactoryContext) -> VectorStore:
+    from memory_adapters.duckdb_vectors import DuckDBVectorStore
+
     options = structure_options(context.options, DuckDBVectorOptions, family="vector_store")
     return DuckDBVectorStore(
         context.data_dir / VECTOR_DIRECTORY,
         _clock(context),
         max_open=options.max_open_stores,
         grace_seconds=options.grace_seconds,
+        scrub_delay_seconds=options.scrub_delay_seconds,
     )
 
 
-def _make_memory(context: FactoryContext) -> DuckDBVectorStore:
+def _make_memory(context: FactoryContext) -> VectorStore:
+    from memory_adapters.duckdb_vectors import DuckDBVectorStore
+
     options = structure_options(context.options, MemoryVectorOptions, family="vector_store")
     return DuckDBVectorStore.in_memory(_clock(context), grace_seconds=options.grace_seconds)
 
