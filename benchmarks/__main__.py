@@ -34,6 +34,8 @@ BENCHMARKS: dict[str, str] = {
     "and one SIGKILL: 0 escaping errors, FTS/vector/lineage integrity, no starved seed",
     "forgetting": "one delete made physical at 10k/100k/1M rows and every clear batch when "
     "the agent holds 90 % of the store, vs bare SQLite deletes",
+    "owner_search": "one agent's FTS search as other agents' rows grow (10k/100k/1M), vs bare "
+    "FTS5 over that agent's rows alone",
 }
 
 

@@ -4,7 +4,8 @@ The SQL claim store (`sql_claims.SqlClaimStore`) on the SQLite dialect: writers 
 `BEGIN IMMEDIATE` transactions (SQLite's single writer serialises them), reads without one.
 What is SQLite's own lives here: opening and migrating the file, and making forgetting
 physical — the WAL checkpoint of `checkpoint` (the index itself forgets as the delete
-commits: FTS5 secure-delete, see `schema.fts_statements`). Library exceptions never leave it.
+commits: FTS5 secure-delete in the owner's table, see `schema.fts_statements`). Library
+exceptions never leave it.
 
 A checkpoint another connection blocks (a reader's open snapshot: a CLI `list`, a backup)
 leaves old page images, deleted text among them, in the main file and the WAL. SQLite says
@@ -44,7 +45,6 @@ __all__ = ["ApswClaimStore"]
 
 _SYNCHRONOUS = ("NORMAL", "FULL", "EXTRA")
 _CLEAR_STEP = 16  # rows between two looks at a clear batch's clock
-_MERGE_PAGES = 64  # FTS5 pages one merge step of a clear writes at most (~30–80 ms)
 _SCRUB_MARK_SUFFIX = ".scrub-pending"
 
 
@@ -100,6 +100,7 @@ class ApswClaimStore(SqlClaimStore):
             synchronous=synchronous.upper(),
         )
         try:
+            fts.register_functions(self._conn)
             migrate(self._conn, now_ms=to_ms(clock.now()))
             with write_transaction(self._conn):
                 fts.configure(self._conn, hardened=hardened)
@@ -141,28 +142,18 @@ class ApswClaimStore(SqlClaimStore):
     ) -> ClearProgress:
         """The kit's batch, bounded by time as well as rows (R-FORGET-3, issue 15).
 
-        A clear's rows leave the FTS index as delete keys, not secure deletes (which cost
-        ~1–5 ms a row: 256 of them could hold the write lock for seconds), and the claims
-        phase ends only after a whole-index merge has taken the keys and the cleared terms
-        out together. Both go in steps — `_CLEAR_STEP` rows, or one merge step of
-        `_MERGE_PAGES` pages — until `clear_batch_seconds` have passed; the batch commits
-        what it did and the service runs the next one. A kill loses nothing: the resumed
-        job finds no rows and merges on."""
+        A clear's row deletes leave the FTS index alone (the agent's reads are fenced): the
+        claims phase ends only after the agent's own FTS5 table is taken apart and dropped
+        (`fts.drop_step`), which no other agent's index shares. Both go in steps —
+        `_CLEAR_STEP` rows, or one step of index pages — until `clear_batch_seconds` have
+        passed; the batch commits what it did and the service runs the next one. A kill
+        loses nothing: the resumed job finds no rows and takes the index apart on."""
         ends = time.monotonic() + self._clear_batch_seconds
 
         def more() -> bool:
             return time.monotonic() < ends
 
-        def merged() -> bool:
-            if not self._hardened:
-                return True  # the forensic test's negative control keeps the leftovers
-            # At least one step per batch, so even a batch whose time is spent moves on.
-            while fts.merge_step(self._conn, _MERGE_PAGES):
-                if not more():
-                    return False
-            return True
-
-        with self._write(agent_id) as session, fts.delete_keys(self._conn, hardened=self._hardened):
+        with self._write(agent_id) as session:
             progress = jobs.run_batch(
                 session,
                 agent_id,
@@ -170,10 +161,18 @@ class ApswClaimStore(SqlClaimStore):
                 now=self._now(),
                 step=_CLEAR_STEP,
                 more=more,
-                may_end=merged,
+                may_end=lambda: fts.drop_step(self._conn, agent_id, more),
             )
         self._after_clear_batch(progress)
         return progress
+
+    def retire_agent(self, agent_id: str) -> None:
+        """The kit's retirement with the agent's FTS table dropped first, in the same
+        transaction, so its rows' deletes find no index to pick their terms out of."""
+        with self._write(agent_id) as session:
+            fts.drop_owner(self._conn, agent_id)
+            jobs.retire(session, agent_id)
+        self._after_retire()
 
     def _after_clear_batch(self, progress: ClearProgress) -> None:
         if progress.phase is ClearPhase.VECTORS:
@@ -194,11 +193,12 @@ class ApswClaimStore(SqlClaimStore):
         """Make committed forgetting physical (R-PRIV-3): a WAL checkpoint (TRUNCATE).
 
         By the time a delete commits (a clear: its claims phase ends), the rows, their FTS5
-        terms (secure deletes; a clear's index merge) and the freed cells (`secure_delete`)
-        are gone from the pages written — but those pages are in the WAL, and the WAL still
-        holds the old page images with the text. The checkpoint writes the new pages into
-        the main file and truncates the WAL: milliseconds, whatever the store's size (no
-        index merge; before issue 15 one ran per delete: 0.7 s at 110k rows, 7–9 s at 1.1M).
+        terms (secure deletes; a clear drops the agent's whole table) and the freed cells
+        (`secure_delete`) are gone from the pages written — but those pages are in the WAL,
+        and the WAL still holds the old page images with the text. The checkpoint writes the
+        new pages into the main file and truncates the WAL: milliseconds, whatever the
+        store's size (no index merge; before issue 15 one ran per delete: 0.7 s at 110k
+        rows, 7–9 s at 1.1M).
 
         A reader's snapshot can keep it from finishing (after the busy timeout): then the
         scrub-pending mark stays until a later checkpoint completes (module docstring).
