@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 
+import apsw
+
 from memory_adapters.sql_claims import Session, SqlClaimStore, jobs
 from memory_adapters.sql_claims.store import random_id
 from memory_adapters.sqlite_store import fts
@@ -153,6 +155,15 @@ class ApswClaimStore(SqlClaimStore):
         def more() -> bool:
             return time.monotonic() < ends
 
+        def torn_down() -> bool:
+            # The kit's last batch drops the agent's lineage and dirty state in one DELETE
+            # each: one dirty row per claim the agent ever wrote, 90k of them freed and
+            # zeroed in one statement took the last batch past 500 ms. They go in steps
+            # here, so the kit's DELETEs find nothing left.
+            return fts.drop_step(self._conn, agent_id, more) and all(
+                _delete_steps(self._conn, table, agent_id, more) for table in _CLEARED_STATE
+            )
+
         with self._write(agent_id) as session:
             progress = jobs.run_batch(
                 session,
@@ -161,7 +172,7 @@ class ApswClaimStore(SqlClaimStore):
                 now=self._now(),
                 step=_CLEAR_STEP,
                 more=more,
-                may_end=lambda: fts.drop_step(self._conn, agent_id, more),
+                may_end=torn_down,
             )
         self._after_clear_batch(progress)
         return progress
@@ -254,6 +265,32 @@ class ApswClaimStore(SqlClaimStore):
                 self.checkpoint()
             finally:
                 self._conn.close()
+
+
+# Side tables the kit's last clear batch empties for the agent, and a key to step by.
+_CLEARED_STATE = (
+    ("agent_memory_dirty", "memory_id"),
+    ("agent_memory_derivation", "child_memory_id"),
+)
+_STATE_ROWS = 512  # rows of one side table a clear step deletes
+
+
+def _delete_steps(
+    conn: apsw.Connection, table: tuple[str, str], agent_id: str, more: Callable[[], bool]
+) -> bool:
+    """Delete the agent's rows of `table` `_STATE_ROWS` at a time until `more` says the
+    batch's time is spent (at least one step); True once none are left."""
+    name, key = table
+    step = (
+        f"DELETE FROM {name} WHERE agent_id = ? AND {key} IN"
+        f" (SELECT {key} FROM {name} WHERE agent_id = ? LIMIT ?)"
+    )
+    while True:
+        conn.execute(step, (agent_id, agent_id, _STATE_ROWS))
+        if conn.changes() == 0:
+            return True
+        if not more():
+            return False
 
 
 def _sync_directory(directory: Path) -> None:
