@@ -216,7 +216,7 @@ def drop_step(conn: apsw.Connection, agent_id: str, more: Callable[[], bool]) ->
         if not _missing_table(exc):
             raise
         return True  # no table: nothing indexed, or an earlier batch dropped it
-    while conn.changes() > 0:
+    while conn.changes() == _DROP_ROWS:  # a short step took the last pages
         if not more():
             return False
         conn.execute(step, (_DROP_ROWS,))
