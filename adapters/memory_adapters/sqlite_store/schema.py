@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from memory_adapters.sql_claims import ddl
 from memory_adapters.sql_claims.queries import RECALLABLE_KINDS_SQL, recallable, sql_list
+from memory_adapters.sqlite_store.fts import FORGET_FUNCTION, INDEX_FUNCTION
 from memory_core.domain.claims import Category, ClaimKind, EmbeddingState, Lifecycle
 from memory_core.domain.directives import DirectiveKind, DirectiveSource, DirectiveStatus
 
@@ -292,7 +293,7 @@ def fts_statements() -> tuple[str, ...]:
     the mirror when its size disagrees with the claims.
     """
     clearing = "EXISTS (SELECT 1 FROM agent_memory_clear_job WHERE agent_id = OLD.agent_id)"
-    forget, index = "agent_memory_fts_forget", "agent_memory_fts_index"
+    forget, index = FORGET_FUNCTION, INDEX_FUNCTION
     return (
         f"""CREATE TRIGGER agent_memory_fts_ad AFTER DELETE ON agent_memory
           WHEN {recallable("OLD.")} AND NOT {clearing}

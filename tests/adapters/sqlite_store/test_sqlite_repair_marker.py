@@ -12,7 +12,7 @@ import apsw
 from memory_adapters.sqlite_store import ApswClaimStore
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
-from memory_core.domain.scope import Scope
+from memory_core.domain.scope import Scope, ScopeFilter
 from memory_core.ports.claims import RepairReport
 
 
@@ -125,3 +125,25 @@ def test_an_unknown_time_zone_name_still_triggers_the_repair(
     )
     report = store.repair(now=clock.now())
     assert (report.temporal_archived, report.sample_ids) == (1, (ids[3],))
+
+
+def test_a_row_the_mirror_cannot_index_marks_the_store_and_repair_indexes_it(
+    store: ApswClaimStore, clock: ManualClock, raw: apsw.Connection
+) -> None:
+    """R-STORE-2, R-READ-3: an archived row written behind the writer's back leaves its agent
+    without an FTS table; restoring it makes it recallable, and the update trigger, unable
+    to create a table under a running statement, marks the store in the same transaction;
+    the next start's repair re-derives the mirror and search finds the row."""
+    raw.execute(
+        "INSERT INTO agent_memory (id, agent_id, kind, content, canonical_content,"
+        " lifecycle_state, created_at, updated_at)"
+        " VALUES ('mem-raw', 'z', 'semantic', 'heron nest', 'heron nest', 'archived', 0, 0)"
+    )
+    assert raw.execute("SELECT count(*) FROM agent_memory_repair_mark").fetchone() == (0,)
+    store.restore("z", "mem-raw", now=clock.now())
+    assert raw.execute("SELECT reason FROM agent_memory_repair_mark").fetchall() == [("mirror",)]
+    agent_only = ScopeFilter.agent_only()
+    assert store.search_fts("z", ["heron"], scope_filter=agent_only, limit=5) == []
+    assert store.repair(now=clock.now()).fts_rebuilt
+    hits = store.search_fts("z", ["heron"], scope_filter=agent_only, limit=5)
+    assert [hit.claim_id for hit in hits] == ["mem-raw"]
