@@ -36,6 +36,8 @@ BENCHMARKS: dict[str, str] = {
     "the agent holds 90 % of the store, vs bare SQLite deletes",
     "ingestion": "claims/s from a tape to embedded claims, bulk and turn by turn, vs the "
     "embedder batched on the same claim texts",
+    "owner_search": "one agent's FTS search as other agents' rows grow (10k/100k/1M), vs bare "
+    "FTS5 over that agent's rows alone",
 }
 
 

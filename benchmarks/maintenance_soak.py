@@ -41,6 +41,7 @@ from typing import Any
 
 import apsw
 
+from memory_adapters.sqlite_store import fts
 from memory_adapters.tapes import SqliteTape
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.services.maintenance import MaintenanceDrainTimeout
@@ -257,7 +258,7 @@ def _sql_checks(path: Path) -> dict[str, Any]:
                      ON m.id = s.memory_id AND m.agent_id <> s.agent_id)"""
     )
     report = {
-        "fts_rows": one("SELECT count(*) FROM agent_memory_fts"),
+        "fts_rows": sum(fts.mirror_counts(conn).values()),
         "recallable_claims": recallable,
         "lineage_edges": one("SELECT count(*) FROM agent_memory_derivation"),
         "lineage_unknown_ids": unknown,

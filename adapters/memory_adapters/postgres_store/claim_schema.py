@@ -23,6 +23,7 @@ from memory_adapters.postgres_store.errors import (
 from memory_adapters.postgres_store.migrations import Extensions, Migration
 from memory_adapters.sql_claims import ddl
 from memory_adapters.sql_claims.queries import RECALLABLE_KINDS_SQL, recallable, sql_list
+from memory_adapters.sql_claims.repair import MARK_TABLE_SQL
 from memory_core.domain.claims import Category, ClaimKind, EmbeddingState, Lifecycle
 from memory_core.domain.directives import DirectiveKind, DirectiveSource, DirectiveStatus
 
@@ -298,6 +299,16 @@ def _v3(conn: psycopg.Connection, extensions: Extensions) -> None:
     conn.execute(ddl.PERSONA_STATE_COLUMN.replace("ADD COLUMN", "ADD COLUMN IF NOT EXISTS"))
 
 
+def _v4(conn: psycopg.Connection, extensions: Extensions) -> None:
+    # Startup repair runs only when this mark says so (`sql_claims.repair`, issue 15). Rows
+    # this schema already holds came from older code: the first start repairs them.
+    conn.execute(MARK_TABLE_SQL)
+    conn.execute(
+        "INSERT INTO agent_memory_repair_mark (reason) SELECT 'upgrade'"
+        " WHERE EXISTS (SELECT 1 FROM agent_memory) ON CONFLICT DO NOTHING"
+    )
+
+
 MIGRATIONS = (
     Migration(
         component=COMPONENT,
@@ -311,5 +322,11 @@ MIGRATIONS = (
         version=3,
         description="persona states (draft, active, rejected, retired)",
         apply=_v3,
+    ),
+    Migration(
+        component=COMPONENT,
+        version=4,
+        description="startup repair by marker",
+        apply=_v4,
     ),
 )

@@ -8,6 +8,17 @@ temporal or scope predicate, since its CHECKs cannot cover tables an older schem
 PostgreSQL: the same only while a constraint is not validated). A scope that cannot be
 fixed without widening is deleted — tombstoned and counted when a pending clear covers it.
 The clear guard is lifted for this transaction only.
+
+By marker (issue 15): a store's own writes cannot leave a row needing repair (they are
+validated, and the schema's CHECKs and triggers hold them), so a clean open does not scan.
+The content-free `agent_memory_repair_mark` says when one may be needed — a migration
+brought rows from an older schema, the SQLite mirror met a row it could not index, an
+operator asked (`request_repair`, e.g. after writing rows behind the store's back) — and is
+set in the transaction that causes it, so no crash can lose it; the full repair clears it
+as it commits. A time-zone name this Python's zoneinfo does not know (a newer tzdata wrote
+it) is found without a scan, through the zone index, and also triggers the full repair.
+There is no unclean-shutdown mark: every write is one transaction, and a kill cannot leave
+half of one behind.
 """
 
 from __future__ import annotations
@@ -29,10 +40,14 @@ from memory_core.ports.claims import RepairReport
 from memory_core.storage.repair import is_internal_kind, scope_repair, temporal_repair
 from memory_core.storage.tombstones import stored_identities
 
-__all__ = ["repair"]
+__all__ = ["MARK_REASONS", "MARK_TABLE_SQL", "mark", "repair"]
 
 _log = logging.getLogger(__name__)
 _MAX_SAMPLES = 20
+MARK_REASONS = ("upgrade", "mirror", "requested")
+MARK_TABLE_SQL = """CREATE TABLE IF NOT EXISTS agent_memory_repair_mark (
+  reason TEXT PRIMARY KEY CHECK (reason IN ('upgrade', 'mirror', 'requested'))
+)"""
 _COLUMNS = (
     "id",
     "agent_id",
@@ -139,13 +154,25 @@ def _repair_row(
         tally.touch(row)
 
 
+def mark(session: Session, reason: str) -> None:
+    """Mark the store for a full repair at its next start (inside the causing transaction)."""
+    if reason not in MARK_REASONS:
+        raise ValueError(f"unknown repair mark reason {reason!r}")
+    session.execute(
+        "INSERT INTO agent_memory_repair_mark (reason) VALUES (?) ON CONFLICT DO NOTHING",
+        (reason,),
+    )
+
+
 def repair(session: Session, *, now: datetime) -> RepairReport:
-    """Run inside a write transaction."""
+    """Run inside a write transaction: nothing is scanned unless marked (module docstring)."""
     dialect = session.dialect
+    bad_zones = set(_invalid_zones(session))
+    if not bad_zones and session.one("SELECT 1 FROM agent_memory_repair_mark LIMIT 1") is None:
+        return RepairReport()
     # No `finally`: on an error the write transaction rolls back, the lift with it (and a
     # failed PostgreSQL transaction refuses every further statement).
     dialect.lift_guard(session, lifted=True)
-    bad_zones = set(_invalid_zones(session))
     zone_list = ", ".join("?" for _ in bad_zones) or "NULL"
     probe = dialect.repair_probe(session)
     where = [f"temporal_timezone IN ({zone_list})", *probe.predicates]
@@ -174,6 +201,7 @@ def repair(session: Session, *, now: datetime) -> RepairReport:
             refs={"rows": touched},
         )
     dialect.lift_guard(session, lifted=False)
+    session.execute("DELETE FROM agent_memory_repair_mark")
     return RepairReport(
         temporal_archived=tally.temporal_archived,
         internal_normalised=tally.internal_normalised,

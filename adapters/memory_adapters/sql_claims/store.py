@@ -391,6 +391,12 @@ class SqlClaimStore(MaintenanceMethods, ConflictMethods, PersonaMethods):
         with self._write() as session:
             return audit.prune(session, before=older_than)
 
+    def request_repair(self) -> None:
+        """Mark the store for a full startup repair (after rows were written behind its
+        back); content-free, durable once this returns."""
+        with self._write() as session:
+            repair_module.mark(session, "requested")
+
     def repair(self, *, now: datetime) -> RepairReport:
         now = self._now(now)
         with self._write() as session:

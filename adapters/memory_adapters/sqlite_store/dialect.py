@@ -107,9 +107,16 @@ class SqliteDialect:
             session.execute("DELETE FROM agent_memory_guard_suspension")
 
     def zone_names(self, session: Session) -> list[str]:
+        # A skip-scan of the zone index (schema v9): one probe per distinct name, so a
+        # clean open's repair reads no row (issue 15).
         rows = session.execute(
-            "SELECT DISTINCT temporal_timezone FROM agent_memory"
-            " WHERE typeof(temporal_timezone) = 'text'"
+            """WITH RECURSIVE z(tz) AS (
+                 SELECT min(temporal_timezone) FROM agent_memory
+                 UNION ALL
+                 SELECT (SELECT min(temporal_timezone) FROM agent_memory
+                         WHERE temporal_timezone > z.tz)
+                 FROM z WHERE z.tz IS NOT NULL)
+               SELECT tz FROM z WHERE typeof(tz) = 'text'"""
         )
         return [zone for (zone,) in rows]
 
@@ -123,14 +130,19 @@ class SqliteDialect:
         )
 
     def after_repair(self, session: Session, *, touched: bool) -> bool:
-        counts = session.one(
-            f"""SELECT (SELECT count(*) FROM agent_memory WHERE {recallable()}),
-                       (SELECT count(*) FROM agent_memory_fts)"""
-        )
-        # A raw writer may have bypassed the mirror's triggers; re-derive it when in doubt.
-        rebuild = touched or counts is None or counts[0] != counts[1]
+        conn: apsw.Connection = session.conn  # type: ignore[assignment]
+        claims = {
+            fts.owner_table(agent): count
+            for agent, count in session.execute(
+                f"SELECT agent_id, count(*) FROM agent_memory WHERE {recallable()}"
+                " AND agent_id NOT IN (SELECT agent_id FROM agent_memory_clear_job)"
+                " GROUP BY agent_id"
+            )
+        }
+        # A raw writer may have bypassed the mirror; re-derive it when in doubt.
+        rebuild = touched or fts.mirror_counts(conn) != claims
         if rebuild:
-            fts.rebuild(session.conn)  # type: ignore[arg-type]
+            fts.rebuild(conn)
         return rebuild
 
 

@@ -1,31 +1,41 @@
 """SQLite's lexical recall over the FTS5 mirror (R-READ-3), and the mirror's maintenance.
 
+The mirror is one contentless FTS5 table per owner (`owner_table`: `agent_memory_fts_` and
+16 hex digits of a hash of the agent id, never the id itself), created by the first write
+that indexes one of the agent's claims and dropped by its clear or retirement. An agent's
+search, its bm25 statistics and its deletes then touch only its own posting lists: with one
+shared table (issue 15, bare FTS5, 10k rows of the agent) a two-term search went from
+129 to 565 ms p50 as other agents' rows grew from 10k to 200k — an owner-token AND or a
+rowid range per owner did not help, since bm25 scans each phrase's whole doclist — while
+the agent's own table stayed at 55–77 ms. Every hit is still joined back to
+`m.agent_id = ?` before LIMIT, so a hash collision costs speed, never a leak.
+
 `sql_claims.lexical` decides which terms go where. Terms of ≥3 code points go through FTS5
 (the trigram tokenizer matches substrings in any script, but only from 3 code points),
 ranked by bm25; shorter terms use an escaped LIKE over a bounded, importance-ordered slice
-of the owner's rows. The owner predicate is applied twice before LIMIT: as the hashed owner
-token inside the MATCH (so the index itself narrows to this owner) and as `m.agent_id = ?`
-in the join (so a token collision can never leak a row).
+of the owner's rows.
 
 A *broad* term — one whose rarest trigram is in at least `BROAD_MIN_DOCS` rows and a
-`BROAD_FRACTION` of the index ("day" is in every weekday, "old" in "goldfish") — makes FTS5
-decode and bm25-rank most of the owner's rows for a score that barely orders them (its idf is
-near zero) — and bm25 itself scans each phrase's whole doclist to count its documents. In
-ANY mode such terms are therefore not ranked: the other terms are ranked as before, and the
-broad ones fill what is left from the owner's newest matching rows, a read FTS5 stops after
-a bounded window (`ORDER BY rowid DESC LIMIT`), ranked 0.0 like the LIKE fallback's hits;
-the read path's whole-word coverage orders them ("old" over "goldfish"). A store below
-`BROAD_MIN_DOCS` rows never sees the difference. Document counts come from the index's own
-vocabulary (`fts5vocab`) and are kept for `_DF_TTL_SECONDS` per trigram: counting costs as
-much as a query, and a count a little stale only moves a term between the two ways of
-reading it.
+`BROAD_FRACTION` of the owner's index ("day" is in every weekday, "old" in "goldfish") —
+makes FTS5 decode and bm25-rank most of the owner's rows for a score that barely orders them
+(its idf is near zero) — and bm25 itself scans each phrase's whole doclist to count its
+documents. In ANY mode such terms are therefore not ranked: the other terms are ranked as
+before, and the broad ones fill what is left from the owner's newest matching rows, a read
+FTS5 stops after a bounded window (`ORDER BY rowid DESC LIMIT`), ranked 0.0 like the LIKE
+fallback's hits; the read path's whole-word coverage orders them ("old" over "goldfish").
+Document counts come from the owner's vocabulary (`fts5vocab`) and are kept for
+`_DF_TTL_SECONDS`: counting costs as much as a query, and a count a little stale only moves
+a term between the two ways of reading it.
+
+The index is never read while the agent's clear runs: its reads are fenced (R-FORGET-3),
+and the clear takes the table apart page by page (`drop_step`) before dropping it.
 """
 
 from __future__ import annotations
 
-import contextlib
+import hashlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 import apsw
 import attrs
@@ -33,88 +43,231 @@ import attrs
 from memory_adapters.sql_claims.lexical import LexicalQuery, like_pattern, top_rows_per_scope
 from memory_adapters.sql_claims.queries import NOT_FENCED, recallable, scope_clause
 from memory_adapters.sql_claims.session import Session
-from memory_adapters.sqlite_store.connection import fts_owner_token
 from memory_core.ports.claims import FtsHit
 
 __all__ = [
     "BROAD_FRACTION",
     "BROAD_MIN_DOCS",
+    "FORGET_FUNCTION",
+    "INDEX_FUNCTION",
     "broad_terms",
     "configure",
-    "delete_keys",
-    "fts_owner_token",
+    "drop_all",
+    "drop_owner",
+    "drop_step",
     "match_expression",
-    "merge_step",
+    "mirror_counts",
     "mirror_insert",
     "mirror_rowids",
+    "owner_table",
+    "owner_tables",
     "ranked",
     "rebuild",
+    "register_functions",
     "short",
 ]
 
+FORGET_FUNCTION = "agent_memory_fts_forget"
+INDEX_FUNCTION = "agent_memory_fts_index"
+_PREFIX = "agent_memory_fts_"
+_KEY_DIGITS = 16
+_DOMAIN = b"agent-memory.fts-table.v1\0"
+_TOKENIZER_KEY = "fts_tokenizer"
+_UNHARDENED_KEY = "fts_unhardened"  # set by the negative control's open, see `configure`
+_CLEARING = "SELECT agent_id FROM agent_memory_clear_job"
+# Rows of an owner table's `_data` (one FTS5 page each, ~4 KB) a clear's step deletes.
+_DROP_ROWS = 64
+
+
+def owner_table(agent_id: str) -> str:
+    """The agent's FTS5 table: a hash of the id (64 bits), never the id itself."""
+    digest = hashlib.sha256(_DOMAIN + agent_id.encode()).hexdigest()
+    return _PREFIX + digest[:_KEY_DIGITS]
+
+
+def owner_tables(conn: apsw.Connection) -> list[str]:
+    """Every owner table in the file (their shadow tables and vocabularies are longer)."""
+    rows = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB ?"
+        " AND length(name) = ? AND sql LIKE '%fts5(%'",
+        (_PREFIX + "*", len(_PREFIX) + _KEY_DIGITS),
+    )
+    return sorted(name for (name,) in rows)
+
+
+def _missing_table(exc: apsw.SQLError) -> bool:
+    return "no such table" in str(exc)
+
+
+def _create(conn: apsw.Connection, table: str) -> None:
+    meta = dict(conn.execute("SELECT key, value FROM agent_memory_meta").fetchall())
+    tokenizer = meta[_TOKENIZER_KEY]
+    conn.execute(
+        f"CREATE VIRTUAL TABLE {table} USING fts5(content, content='', tokenize='{tokenizer}')"
+    )
+    conn.execute(f"CREATE VIRTUAL TABLE {table}_vocab USING fts5vocab({table}, 'row')")
+    _secure_delete(conn, table, hardened=_UNHARDENED_KEY not in meta)
+
+
+def _secure_delete(conn: apsw.Connection, table: str, *, hardened: bool) -> None:
+    """FTS5 secure-delete, stored in the table's config: the mirror's 'delete' commands
+    (`register_functions`) then remove a row's terms from their leaf pages at once, with no
+    merge, and `secure_delete` zeroes the bytes they leave (R-PRIV-3). Off only for the
+    forensic test's negative control: a delete then writes a delete key and the terms stay
+    in their segment."""
+    conn.execute(
+        f"INSERT INTO {table} ({table}, rank) VALUES ('secure-delete', ?)", (1 if hardened else 0,)
+    )
+
 
 def configure(conn: apsw.Connection, *, hardened: bool) -> None:
-    """FTS5 secure-delete, stored in the table's config and set on every open: the mirror's
-    'delete' commands (schema.fts_statements) then remove a row's terms from their leaf
-    pages at once, with no merge, and `secure_delete` zeroes the bytes they leave (R-PRIV-3).
-    Off only for the forensic test's negative control: a delete then writes a delete key and
-    the terms stay in their segment."""
-    conn.execute(
-        "INSERT INTO agent_memory_fts (agent_memory_fts, rank) VALUES ('secure-delete', ?)",
-        (1 if hardened else 0,),
-    )
+    """Inside a write transaction, on open: every owner table's secure-delete as this open
+    asks. A file an unhardened open (the negative control) touched says so in the meta
+    table, so a hardened open looks at the tables only then."""
+    flag = conn.execute(
+        "SELECT 1 FROM agent_memory_meta WHERE key = ?", (_UNHARDENED_KEY,)
+    ).fetchone()
+    if hardened and flag is None:
+        return
+    for table in owner_tables(conn):
+        _secure_delete(conn, table, hardened=hardened)
+    if hardened:
+        conn.execute("DELETE FROM agent_memory_meta WHERE key = ?", (_UNHARDENED_KEY,))
+    else:
+        conn.execute(
+            "INSERT OR IGNORE INTO agent_memory_meta (key, value) VALUES (?, '1')",
+            (_UNHARDENED_KEY,),
+        )
 
 
-@contextlib.contextmanager
-def delete_keys(conn: apsw.Connection, *, hardened: bool) -> Iterator[None]:
-    """Inside a write transaction: deletes write FTS5 delete keys instead of secure deletes.
+def register_functions(conn: apsw.Connection) -> None:
+    """The two functions the mirror's triggers (`schema.fts_statements`) call: a trigger
+    cannot name a table chosen per row, so they route the row to its owner's table.
 
-    A delete key costs a fraction of a secure delete (which rewrites the row's terms out of
-    their leaf pages, ~1–5 ms a row), but leaves the terms in their segment until a merge
-    takes both out: a clear uses it for its many rows and then merges (`merge_step`)."""
-    conn.execute(
-        "INSERT INTO agent_memory_fts (agent_memory_fts, rank) VALUES ('secure-delete', 0)"
-    )
-    try:
-        yield
-    finally:
-        configure(conn, hardened=hardened)
+    A row to forget whose owner has no table was never indexed: nothing to do. A row to
+    index whose owner has no table cannot be: a trigger may not create one (a schema change
+    under a running statement), so the file is marked for startup repair in the same
+    transaction (`sql_claims.repair`), which re-derives the mirror. Every connection that
+    changes claims registers them; one that does not cannot change claims at all."""
 
+    def forget(agent_id: str, rid: int, content: str) -> None:
+        table = owner_table(agent_id)
+        try:
+            conn.execute(
+                f"INSERT INTO {table} ({table}, rowid, content) VALUES ('delete', ?, ?)",
+                (rid, content),
+            )
+        except apsw.SQLError as exc:
+            if not _missing_table(exc):
+                raise
 
-def merge_step(conn: apsw.Connection, pages: int) -> bool:
-    """One bounded step of a whole-index merge (FTS5 'merge' with a negative page count:
-    every segment to one, `pages` pages written at most); False once there was no work left,
-    i.e. the index is one segment with no delete keys in it."""
-    before = conn.total_changes()
-    conn.execute(
-        "INSERT INTO agent_memory_fts (agent_memory_fts, rank) VALUES ('merge', ?)", (-pages,)
-    )
-    # FTS5 counts its own writes as changes: fewer than two means it found nothing to merge.
-    return conn.total_changes() - before >= 2
+    def index(agent_id: str, rid: int, content: str) -> None:
+        table = owner_table(agent_id)
+        try:
+            conn.execute(f"INSERT INTO {table} (rowid, content) VALUES (?, ?)", (rid, content))
+        except apsw.SQLError as exc:
+            if not _missing_table(exc):
+                raise
+            conn.execute(
+                "INSERT INTO agent_memory_repair_mark (reason) VALUES ('mirror')"
+                " ON CONFLICT DO NOTHING"
+            )
 
-
-def rebuild(conn: apsw.Connection) -> int:
-    """Drop and re-derive the mirror from the claims (R-STORE-2); returns rows indexed."""
-    conn.execute("INSERT INTO agent_memory_fts (agent_memory_fts) VALUES ('delete-all')")
-    conn.execute(
-        f"""INSERT INTO agent_memory_fts (rowid, content, owner)
-            SELECT rid, content, agent_memory_fts_owner(agent_id) FROM agent_memory
-            WHERE {recallable()}"""
-    )
-    return conn.changes()
+    for name, function in ((FORGET_FUNCTION, forget), (INDEX_FUNCTION, index)):
+        # Innocuous: callable from triggers even with trusted_schema=OFF.
+        conn.create_scalar_function(name, function, 3, flags=apsw.SQLITE_INNOCUOUS)
 
 
 def mirror_insert(conn: apsw.Connection, rid: int, content: str, agent_id: str) -> None:
-    """Index one newly inserted recallable claim (see `schema.fts_statements` for why the
-    insert path is not a trigger)."""
-    conn.execute(
-        "INSERT INTO agent_memory_fts (rowid, content, owner) VALUES (?, ?, ?)",
-        (rid, content, fts_owner_token(agent_id)),
-    )
+    """Index one newly inserted recallable claim, creating its owner's table on first use
+    (see `schema.fts_statements` for why the insert path is not a trigger)."""
+    table = owner_table(agent_id)
+    statement = f"INSERT INTO {table} (rowid, content) VALUES (?, ?)"
+    try:
+        conn.execute(statement, (rid, content))
+    except apsw.SQLError as exc:
+        if not _missing_table(exc):
+            raise
+        _create(conn, table)
+        conn.execute(statement, (rid, content))
+
+
+def drop_all(conn: apsw.Connection) -> None:
+    for table in owner_tables(conn):
+        _drop(conn, table)
+
+
+def _drop(conn: apsw.Connection, table: str) -> None:
+    conn.execute(f"DROP TABLE IF EXISTS {table}_vocab")
+    conn.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+def drop_step(conn: apsw.Connection, agent_id: str, more: Callable[[], bool]) -> bool:
+    """Take the agent's table apart inside a clear: `_DROP_ROWS` of its pages at a time
+    (their cells zeroed by `secure_delete`) until `more` says the batch's time is spent —
+    at least one step per call, so every batch moves on; True once the table is gone. A
+    DROP of a large index in one statement would free (and zero) every page at once:
+    seconds for an agent holding most of a 100k store."""
+    table = owner_table(agent_id)
+    step = f"DELETE FROM {table}_data WHERE rowid IN (SELECT rowid FROM {table}_data LIMIT ?)"
+    try:
+        conn.execute(step, (_DROP_ROWS,))
+    except apsw.SQLError as exc:
+        if not _missing_table(exc):
+            raise
+        return True  # no table: nothing indexed, or an earlier batch dropped it
+    while conn.changes() == _DROP_ROWS:  # a short step took the last pages
+        if not more():
+            return False
+        conn.execute(step, (_DROP_ROWS,))
+    _drop(conn, table)
+    return True
+
+
+def drop_owner(conn: apsw.Connection, agent_id: str) -> None:
+    """The agent's table, dropped in one statement (retirement: one transaction anyway)."""
+    _drop(conn, owner_table(agent_id))
+
+
+def rebuild(conn: apsw.Connection) -> int:
+    """Drop and re-derive the mirror from the claims (R-STORE-2); returns rows indexed. An
+    agent whose clear runs gets no table: its clear would only take it apart again."""
+    drop_all(conn)
+    indexed = 0
+    agents = conn.execute(
+        f"SELECT DISTINCT agent_id FROM agent_memory WHERE {recallable()}"
+        f" AND agent_id NOT IN ({_CLEARING})"
+    ).fetchall()
+    for (agent_id,) in agents:
+        table = owner_table(agent_id)
+        _create(conn, table)
+        conn.execute(
+            f"""INSERT INTO {table} (rowid, content)
+                SELECT rid, content FROM agent_memory WHERE agent_id = ? AND {recallable()}""",
+            (agent_id,),
+        )
+        indexed += conn.changes()
+    return indexed
 
 
 def mirror_rowids(conn: apsw.Connection) -> set[int]:
-    return {rowid for (rowid,) in conn.execute("SELECT rowid FROM agent_memory_fts")}
+    return {
+        rowid
+        for table in owner_tables(conn)
+        for (rowid,) in conn.execute(f"SELECT rowid FROM {table}")
+    }
+
+
+def mirror_counts(conn: apsw.Connection) -> dict[str, int]:
+    """Rows indexed per owner table that holds any, leaving out the tables of agents whose
+    clear runs (one may be half taken apart)."""
+    clearing = {owner_table(agent) for (agent,) in conn.execute(_CLEARING)}
+    counts = {
+        table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        for table in owner_tables(conn)
+        if table not in clearing
+    }
+    return {table: count for table, count in counts.items() if count}
 
 
 BROAD_MIN_DOCS = 5_000
@@ -126,39 +279,52 @@ _WINDOW_MIN = 64
 _WINDOW_MAX = 8_192
 _DF_TTL_SECONDS = 60.0
 _DF_MAX_ENTRIES = 4_096
-# (database file, trigram) -> (documents holding it, monotonic time it was counted)
-_doc_counts: dict[tuple[str, str], tuple[int, float]] = {}
+# (database file, owner table, trigram or "" for the owner's rows) -> (count, monotonic time)
+_doc_counts: dict[tuple[str, str, str], tuple[int, float]] = {}
 
 
-def _trigram_docs(conn: apsw.Connection, trigram: str) -> int:
-    key = (conn.filename, trigram)
+def _counted(conn: apsw.Connection, table: str, term: str, count: Callable[[], int]) -> int:
+    key = (conn.filename, table, term)
     now = time.monotonic()
     cached = _doc_counts.get(key)
     if cached is not None and now - cached[1] < _DF_TTL_SECONDS:
         return cached[0]
-    row = conn.execute(
-        "SELECT doc FROM agent_memory_fts_vocab WHERE term = ?", (trigram,)
-    ).fetchone()
-    docs = int(row[0]) if row else 0
+    value = count()
     if len(_doc_counts) >= _DF_MAX_ENTRIES:
         _doc_counts.clear()  # bounded by starting over; single dict operations are atomic
-    _doc_counts[key] = (docs, now)
-    return docs
+    _doc_counts[key] = (value, now)
+    return value
 
 
-def broad_terms(session: Session, terms: Sequence[str]) -> frozenset[str]:
+def _scalar(conn: apsw.Connection, sql: str, params: Sequence[object]) -> int:
+    row = conn.execute(sql, params).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def broad_terms(session: Session, agent_id: str, terms: Sequence[str]) -> frozenset[str]:
     """The terms whose every trigram is in at least BROAD_MIN_DOCS rows and BROAD_FRACTION
-    of the index (the rarest trigram bounds how many rows a term can match)."""
+    of the owner's index (the rarest trigram bounds how many rows a term can match)."""
     conn: apsw.Connection = session.conn  # type: ignore[assignment]
-    (rows,) = conn.execute("SELECT coalesce(max(rid), 0) FROM agent_memory").fetchone()
+    table = owner_table(agent_id)
+    rows = _counted(
+        conn,
+        table,
+        "",
+        lambda: _scalar(conn, "SELECT count(*) FROM agent_memory WHERE agent_id = ?", (agent_id,)),
+    )
     floor = max(BROAD_MIN_DOCS, BROAD_FRACTION * rows)
     if rows < floor:
         return frozenset()
+
+    def docs(trigram: str) -> int:
+        sql = f"SELECT doc FROM {table}_vocab WHERE term = ?"
+        return _counted(conn, table, trigram, lambda: _scalar(conn, sql, (trigram,)))
+
     broad = set()
     for term in terms:
         folded = term.lower()
         trigrams = {folded[i : i + 3] for i in range(len(folded) - 2)}
-        if trigrams and min(_trigram_docs(conn, trigram) for trigram in trigrams) >= floor:
+        if trigrams and min(docs(trigram) for trigram in trigrams) >= floor:
             broad.add(term)
     return frozenset(broad)
 
@@ -167,18 +333,31 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def match_expression(agent_id: str, terms: Sequence[str], *, all_terms: bool) -> str:
-    """`owner : "<token>" AND content : ("t1" OR "t2")` — every term a quoted phrase, so
-    user text can never inject FTS5 query syntax."""
-    body = (" AND " if all_terms else " OR ").join(_quote(term) for term in terms)
-    return f"owner : {_quote(fts_owner_token(agent_id))} AND content : ({body})"
+def match_expression(terms: Sequence[str], *, all_terms: bool) -> str:
+    """`"t1" OR "t2"` — every term a quoted phrase, so user text can never inject FTS5
+    query syntax."""
+    return (" AND " if all_terms else " OR ").join(_quote(term) for term in terms)
+
+
+def _indexed(session: Session, agent_id: str) -> bool:
+    """Whether the agent's table may be read: it exists and no clear is taking it apart."""
+    row = session.one(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)"
+        " AND NOT EXISTS (SELECT 1 FROM agent_memory_clear_job WHERE agent_id = ?)",
+        (owner_table(agent_id), agent_id),
+    )
+    return bool(row and row[0])
 
 
 def ranked(session: Session, query: LexicalQuery) -> list[FtsHit]:
     """bm25-ranked MATCH of the long terms; in ALL mode short terms narrow the candidates
     in the same statement, before LIMIT. In ANY mode broad terms are read newest first
     after the others (see the module's docstring)."""
-    broad = frozenset() if query.all_terms else broad_terms(session, query.long_terms)
+    if not _indexed(session, query.agent_id):
+        return []  # nothing of the agent's indexed, or fenced by its clear (R-FORGET-3)
+    broad = (
+        frozenset() if query.all_terms else broad_terms(session, query.agent_id, query.long_terms)
+    )
     if not broad:
         return _ranked(session, query)
     narrow = tuple(term for term in query.long_terms if term not in broad)
@@ -196,12 +375,13 @@ def _newest(session: Session, query: LexicalQuery, *, wanted: int) -> list[FtsHi
     the LIKE fallback's): a window of FTS5 rowids read newest first, widened until enough
     rows pass the predicates or the matches run out. No bm25: FTS5 computes its idf by
     scanning every phrase's whole doclist, which for a broad term is the cost avoided."""
+    table = owner_table(query.agent_id)
     scope_sql, scope_params = scope_clause(query.scope_filter)
-    match = match_expression(query.agent_id, query.long_terms, all_terms=False)
+    match = match_expression(query.long_terms, all_terms=False)
     sql = f"""
       SELECT m.id FROM (
-        SELECT rowid FROM agent_memory_fts
-        WHERE agent_memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?) w
+        SELECT rowid FROM {table}
+        WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?) w
       JOIN agent_memory m ON m.rid = w.rowid
       WHERE m.agent_id = ? AND {recallable("m.")} AND {NOT_FENCED} AND {scope_sql}
       ORDER BY m.rid DESC
@@ -214,8 +394,7 @@ def _newest(session: Session, query: LexicalQuery, *, wanted: int) -> list[FtsHi
         if len(rows) >= wanted or window >= _WINDOW_MAX:
             break
         (matched,) = session.execute(
-            "SELECT count(*) FROM (SELECT rowid FROM agent_memory_fts"
-            " WHERE agent_memory_fts MATCH ? LIMIT ?)",
+            f"SELECT count(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT ?)",
             (match, window),
         ).fetchone()
         if matched < window:  # the window held every match: nothing more to read
@@ -225,17 +404,18 @@ def _newest(session: Session, query: LexicalQuery, *, wanted: int) -> list[FtsHi
 
 
 def _ranked(session: Session, query: LexicalQuery) -> list[FtsHit]:
+    table = owner_table(query.agent_id)
     scope_sql, scope_params = scope_clause(query.scope_filter)
     like_sql = "".join(" AND m.content LIKE ? ESCAPE '\\'" for _ in query.short_terms)
     sql = f"""
-      SELECT m.id, bm25(agent_memory_fts, 1.0, 0.0) AS score
-      FROM agent_memory_fts f JOIN agent_memory m ON m.rid = f.rowid
-      WHERE agent_memory_fts MATCH ?
+      SELECT m.id, bm25({table}) AS score
+      FROM {table} f JOIN agent_memory m ON m.rid = f.rowid
+      WHERE {table} MATCH ?
         AND m.agent_id = ? AND {recallable("m.")} AND {NOT_FENCED} AND {scope_sql}{like_sql}
       ORDER BY score, m.importance DESC, m.created_at DESC, m.id
       LIMIT ?"""
     params = [
-        match_expression(query.agent_id, query.long_terms, all_terms=query.all_terms),
+        match_expression(query.long_terms, all_terms=query.all_terms),
         query.agent_id,
         *scope_params,
         *(like_pattern(term) for term in query.short_terms),

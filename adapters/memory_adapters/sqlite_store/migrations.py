@@ -10,13 +10,16 @@ import apsw
 import attrs
 
 from memory_adapters.sql_claims import ddl
+from memory_adapters.sql_claims.queries import recallable
+from memory_adapters.sql_claims.repair import MARK_TABLE_SQL
 from memory_adapters.sqlite_store import fts
 from memory_adapters.sqlite_store.connection import write_transaction
 from memory_adapters.sqlite_store.schema import (
-    fts_drop_statements,
     fts_statements,
+    legacy_fts_drop_statements,
     live_slot_index,
     schema_v1_statements,
+    shared_fts_statements,
 )
 from memory_core.domain.errors import StoreError
 
@@ -77,7 +80,7 @@ def _v2(conn: apsw.Connection) -> None:
 
 def _v3(conn: apsw.Connection) -> None:
     # Files from the first v1 build mirrored inserts into FTS by a trigger; the writer does it
-    # now (see schema.fts_statements), and both together would index each row twice.
+    # now (see schema.shared_fts_statements), and both together would index each row twice.
     conn.execute("DROP TRIGGER IF EXISTS agent_memory_fts_ai")
 
 
@@ -126,15 +129,42 @@ def _v6(conn: apsw.Connection) -> None:
 
 def _v7(conn: apsw.Connection) -> None:
     # The mirror was contentless_delete=1, whose deletes by rowid leave the row's terms in
-    # the index until a whole-index merge (schema.fts_statements): re-created as a plain
+    # the index until a whole-index merge (schema.shared_fts_statements): re-created as a plain
     # contentless table whose secure deletes remove them at once, and re-indexed from the
     # claims. The old table's pages are freed under secure_delete, so zeroed.
     tokenizer = conn.execute(
         "SELECT value FROM agent_memory_meta WHERE key = 'fts_tokenizer'"
     ).fetchone()[0]
-    for statement in (*fts_drop_statements(), *fts_statements(str(tokenizer))):
+    for statement in (*legacy_fts_drop_statements(), *shared_fts_statements(str(tokenizer))):
+        conn.execute(statement)
+    conn.execute(
+        f"""INSERT INTO agent_memory_fts (rowid, content, owner)
+            SELECT rid, content, agent_memory_fts_owner(agent_id) FROM agent_memory
+            WHERE {recallable()}"""
+    )
+
+
+def _v8(conn: apsw.Connection) -> None:
+    # One shared index made every agent's search and delete walk other agents' posting
+    # lists (issue 15): the mirror becomes one table per owner (`fts`), re-derived from the
+    # claims; the shared table's pages are freed under secure_delete, so zeroed.
+    for statement in (*legacy_fts_drop_statements(), *fts_statements()):
         conn.execute(statement)
     fts.rebuild(conn)
+
+
+def _v9(conn: apsw.Connection) -> None:
+    # Startup repair scanned every row on every open (0.36 s at 100k, issue 15): it now runs
+    # only when this mark says so (`sql_claims.repair`), and finds the zone names through an
+    # index. Rows this file already holds came from older code: the first open repairs them.
+    conn.execute(MARK_TABLE_SQL)
+    conn.execute(
+        "INSERT OR IGNORE INTO agent_memory_repair_mark (reason)"
+        " SELECT 'upgrade' WHERE EXISTS (SELECT 1 FROM agent_memory)"
+    )
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS agent_memory_timezone ON agent_memory (temporal_timezone)"
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -167,6 +197,16 @@ MIGRATIONS: tuple[Migration, ...] = (
         version=7,
         description="FTS mirror with secure deletes: forgetting removes the terms at once",
         apply=_v7,
+    ),
+    Migration(
+        version=8,
+        description="FTS mirror of one table per owner: search and delete cost the owner's rows",
+        apply=_v8,
+    ),
+    Migration(
+        version=9,
+        description="startup repair by marker; time-zone names by index",
+        apply=_v9,
     ),
 )
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from memory_adapters.sql_claims import ddl
 from memory_adapters.sql_claims.queries import RECALLABLE_KINDS_SQL, recallable, sql_list
+from memory_adapters.sqlite_store.fts import FORGET_FUNCTION, INDEX_FUNCTION
 from memory_core.domain.claims import Category, ClaimKind, EmbeddingState, Lifecycle
 from memory_core.domain.directives import DirectiveKind, DirectiveSource, DirectiveStatus
 
@@ -19,12 +20,13 @@ __all__ = [
     "RECALLABLE_KINDS_SQL",
     "SCOPE_ERROR_MESSAGE",
     "TEMPORAL_ERROR_MESSAGE",
-    "fts_drop_statements",
     "fts_statements",
+    "legacy_fts_drop_statements",
     "live_slot_index",
     "recallable",
     "schema_v1_statements",
     "scope_valid",
+    "shared_fts_statements",
     "temporal_valid",
 ]
 
@@ -267,25 +269,58 @@ _TRIGGERS = (
 )
 
 
-def fts_statements(tokenizer: str) -> tuple[str, ...]:
-    """The FTS5 mirror of recallable claims and the triggers that keep it in step.
+def fts_statements() -> tuple[str, ...]:
+    """The triggers that keep the FTS5 mirror of recallable claims in step (`fts`: one
+    contentless table per owner, created by the writer's first insert for that owner).
 
-    Contentless: the index holds no copy of the text. A row leaves it through FTS5's
-    'delete' command, which quotes the values the row was indexed with (the claim row still
-    holds them, in OLD) — the only delete FTS5's `secure-delete` option applies to: each of
-    the row's terms is removed from its leaf page then and there, so forgetting needs no
-    merge of the index (`contentless_delete=1`, the earlier design, allowed only deletes by
-    rowid, which leave every term in its segment behind a tombstone until a merge rewrote the
-    whole index: seconds per delete at 1M rows, issue 15). The `owner` column holds the
-    hashed owner token (`agent_memory_fts_owner`), never the agent id.
+    A row leaves its owner's table through FTS5's 'delete' command, which quotes the values
+    the row was indexed with (the claim row still holds them, in OLD) — the only delete
+    FTS5's `secure-delete` option applies to: each of the row's terms is removed from its
+    leaf page then and there, so forgetting needs no merge of the index (a delete by rowid
+    of `contentless_delete=1`, the earlier design, left every term behind a tombstone until
+    a whole-index merge: seconds per delete at 1M rows, issue 15). A trigger cannot name a
+    table chosen per row, so it calls `fts.FORGET_FUNCTION` / `fts.INDEX_FUNCTION`, which
+    route the row to its owner's table; a connection without them cannot change claims.
 
     UPDATE and DELETE are mirrored by triggers, so every path that changes or removes rows —
-    archive, supersede, edit, delete, clear, retirement, repair — stays in step inside its own
-    transaction. INSERT is mirrored by the writer (`claims.insert_prepared`), in the same
-    transaction: an FTS5 insert run from a trigger measured ~5× slower than the same insert
-    as its own statement, and insert is the hot path. A raw writer that bypasses it is caught
-    by startup repair, which rebuilds the mirror when its size disagrees with the claims.
+    archive, supersede, edit, delete, retirement, repair — stays in step inside its own
+    transaction. While the agent's clear runs its rows skip the index (only repair may
+    change them then): the clear drops the agent's whole table (`fts.drop_step`) and its
+    reads are fenced meanwhile. INSERT is mirrored by the writer
+    (`claims.insert_prepared`), in the same transaction: an FTS5 insert run from a trigger
+    measured ~5× slower than the same insert as its own statement, and insert is the hot
+    path. A raw writer that bypasses it is caught by a marked startup repair, which rebuilds
+    the mirror when its size disagrees with the claims.
     """
+    clearing = "EXISTS (SELECT 1 FROM agent_memory_clear_job WHERE agent_id = OLD.agent_id)"
+    forget, index = FORGET_FUNCTION, INDEX_FUNCTION
+    return (
+        f"""CREATE TRIGGER agent_memory_fts_ad AFTER DELETE ON agent_memory
+          WHEN {recallable("OLD.")} AND NOT {clearing}
+          BEGIN SELECT {forget}(OLD.agent_id, OLD.rid, OLD.content); END""",
+        f"""CREATE TRIGGER agent_memory_fts_au AFTER UPDATE OF content, lifecycle_state,
+            superseded_by, kind, agent_id ON agent_memory
+          WHEN NOT {clearing}
+          BEGIN
+            SELECT {forget}(OLD.agent_id, OLD.rid, OLD.content) WHERE {recallable("OLD.")};
+            SELECT {index}(NEW.agent_id, NEW.rid, NEW.content) WHERE {recallable("NEW.")};
+          END""",
+    )
+
+
+def legacy_fts_drop_statements() -> tuple[str, ...]:
+    """The shared FTS5 table of schema v1–v7 and its triggers, dropped (migration v8)."""
+    return (
+        "DROP TRIGGER IF EXISTS agent_memory_fts_au",
+        "DROP TRIGGER IF EXISTS agent_memory_fts_ad",
+        "DROP TABLE IF EXISTS agent_memory_fts_vocab",
+        "DROP TABLE IF EXISTS agent_memory_fts",
+    )
+
+
+def shared_fts_statements(tokenizer: str) -> tuple[str, ...]:
+    """Schema v7's mirror: one contentless FTS5 table for every agent, its rows tagged with
+    a hashed owner token. Only migrations v1–v7 create it; v8 replaces it."""
     remove_old = """INSERT INTO agent_memory_fts (agent_memory_fts, rowid, content, owner)
             SELECT 'delete', OLD.rid, OLD.content, agent_memory_fts_owner(OLD.agent_id)"""
     return (
@@ -306,21 +341,11 @@ def fts_statements(tokenizer: str) -> tuple[str, ...]:
     )
 
 
-def fts_drop_statements() -> tuple[str, ...]:
-    """What `fts_statements` creates, dropped (a migration re-creates the mirror)."""
-    return (
-        "DROP TRIGGER IF EXISTS agent_memory_fts_au",
-        "DROP TRIGGER IF EXISTS agent_memory_fts_ad",
-        "DROP TABLE IF EXISTS agent_memory_fts_vocab",
-        "DROP TABLE IF EXISTS agent_memory_fts",
-    )
-
-
 def schema_v1_statements(tokenizer: str) -> tuple[str, ...]:
     return (
         _CLAIMS_TABLE,
         *_CLAIM_INDEXES,
         *_SIDE_TABLES,
         *_TRIGGERS,
-        *fts_statements(tokenizer),
+        *shared_fts_statements(tokenizer),
     )

@@ -4,7 +4,8 @@ The SQL claim store (`sql_claims.SqlClaimStore`) on the SQLite dialect: writers 
 `BEGIN IMMEDIATE` transactions (SQLite's single writer serialises them), reads without one.
 What is SQLite's own lives here: opening and migrating the file, and making forgetting
 physical — the WAL checkpoint of `checkpoint` (the index itself forgets as the delete
-commits: FTS5 secure-delete, see `schema.fts_statements`). Library exceptions never leave it.
+commits: FTS5 secure-delete in the owner's table, see `schema.fts_statements`). Library
+exceptions never leave it.
 
 A checkpoint another connection blocks (a reader's open snapshot: a CLI `list`, a backup)
 leaves old page images, deleted text among them, in the main file and the WAL. SQLite says
@@ -23,6 +24,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
+
+import apsw
 
 from memory_adapters.sql_claims import Session, SqlClaimStore, jobs
 from memory_adapters.sql_claims.store import random_id
@@ -44,7 +47,6 @@ __all__ = ["ApswClaimStore"]
 
 _SYNCHRONOUS = ("NORMAL", "FULL", "EXTRA")
 _CLEAR_STEP = 16  # rows between two looks at a clear batch's clock
-_MERGE_PAGES = 64  # FTS5 pages one merge step of a clear writes at most (~30–80 ms)
 _SCRUB_MARK_SUFFIX = ".scrub-pending"
 
 
@@ -55,8 +57,9 @@ class ApswClaimStore(SqlClaimStore):
     only a process crash. A call waits up to `busy_timeout_ms` for another connection's
     lock, but only `loop_busy_timeout_ms` on a thread running an event loop, where its
     wait would hold every turn (`connection.LockWait`). A clear batch stops after
-    `clear_batch_seconds` (default 0.2 s, under half the 500 ms goal: the commit's fsync
-    and the last batch's checkpoint come on top).
+    `clear_batch_seconds` (default 0.1 s, a fifth of the 500 ms goal: the commit's fsync
+    and SQLite's automatic WAL checkpoint come on top, and grow with what the batch wrote —
+    at 0.2 s they took batches to 770 ms on a loaded 2-core box, at 0.1 s to 350 ms).
 
     `unsafe_disable_forensic_hardening` turns off `secure_delete` and the FTS5 secure-delete
     option; it exists only so the forensic test can show that its byte scan really detects
@@ -73,7 +76,7 @@ class ApswClaimStore(SqlClaimStore):
         loop_busy_timeout_ms: int = 250,
         synchronous: str = "FULL",
         id_factory: Callable[[str], str] = random_id,
-        clear_batch_seconds: float = 0.2,
+        clear_batch_seconds: float = 0.1,
         unsafe_disable_forensic_hardening: bool = False,
     ) -> None:
         if synchronous.upper() not in _SYNCHRONOUS:
@@ -100,6 +103,7 @@ class ApswClaimStore(SqlClaimStore):
             synchronous=synchronous.upper(),
         )
         try:
+            fts.register_functions(self._conn)
             migrate(self._conn, now_ms=to_ms(clock.now()))
             with write_transaction(self._conn):
                 fts.configure(self._conn, hardened=hardened)
@@ -141,28 +145,27 @@ class ApswClaimStore(SqlClaimStore):
     ) -> ClearProgress:
         """The kit's batch, bounded by time as well as rows (R-FORGET-3, issue 15).
 
-        A clear's rows leave the FTS index as delete keys, not secure deletes (which cost
-        ~1–5 ms a row: 256 of them could hold the write lock for seconds), and the claims
-        phase ends only after a whole-index merge has taken the keys and the cleared terms
-        out together. Both go in steps — `_CLEAR_STEP` rows, or one merge step of
-        `_MERGE_PAGES` pages — until `clear_batch_seconds` have passed; the batch commits
-        what it did and the service runs the next one. A kill loses nothing: the resumed
-        job finds no rows and merges on."""
+        A clear's row deletes leave the FTS index alone (the agent's reads are fenced): the
+        claims phase ends only after the agent's own FTS5 table is taken apart and dropped
+        (`fts.drop_step`), which no other agent's index shares. Both go in steps —
+        `_CLEAR_STEP` rows, or one step of index pages — until `clear_batch_seconds` have
+        passed; the batch commits what it did and the service runs the next one. A kill
+        loses nothing: the resumed job finds no rows and takes the index apart on."""
         ends = time.monotonic() + self._clear_batch_seconds
 
         def more() -> bool:
             return time.monotonic() < ends
 
-        def merged() -> bool:
-            if not self._hardened:
-                return True  # the forensic test's negative control keeps the leftovers
-            # At least one step per batch, so even a batch whose time is spent moves on.
-            while fts.merge_step(self._conn, _MERGE_PAGES):
-                if not more():
-                    return False
-            return True
+        def torn_down() -> bool:
+            # The kit's last batch drops the agent's lineage and dirty state in one DELETE
+            # each: one dirty row per claim the agent ever wrote, 90k of them freed and
+            # zeroed in one statement took the last batch past 500 ms. They go in steps
+            # here, so the kit's DELETEs find nothing left.
+            return fts.drop_step(self._conn, agent_id, more) and all(
+                _delete_steps(self._conn, table, agent_id, more) for table in _CLEARED_STATE
+            )
 
-        with self._write(agent_id) as session, fts.delete_keys(self._conn, hardened=self._hardened):
+        with self._write(agent_id) as session:
             progress = jobs.run_batch(
                 session,
                 agent_id,
@@ -170,10 +173,18 @@ class ApswClaimStore(SqlClaimStore):
                 now=self._now(),
                 step=_CLEAR_STEP,
                 more=more,
-                may_end=merged,
+                may_end=torn_down,
             )
         self._after_clear_batch(progress)
         return progress
+
+    def retire_agent(self, agent_id: str) -> None:
+        """The kit's retirement with the agent's FTS table dropped first, in the same
+        transaction, so its rows' deletes find no index to pick their terms out of."""
+        with self._write(agent_id) as session:
+            fts.drop_owner(self._conn, agent_id)
+            jobs.retire(session, agent_id)
+        self._after_retire()
 
     def _after_clear_batch(self, progress: ClearProgress) -> None:
         if progress.phase is ClearPhase.VECTORS:
@@ -194,11 +205,12 @@ class ApswClaimStore(SqlClaimStore):
         """Make committed forgetting physical (R-PRIV-3): a WAL checkpoint (TRUNCATE).
 
         By the time a delete commits (a clear: its claims phase ends), the rows, their FTS5
-        terms (secure deletes; a clear's index merge) and the freed cells (`secure_delete`)
-        are gone from the pages written — but those pages are in the WAL, and the WAL still
-        holds the old page images with the text. The checkpoint writes the new pages into
-        the main file and truncates the WAL: milliseconds, whatever the store's size (no
-        index merge; before issue 15 one ran per delete: 0.7 s at 110k rows, 7–9 s at 1.1M).
+        terms (secure deletes; a clear drops the agent's whole table) and the freed cells
+        (`secure_delete`) are gone from the pages written — but those pages are in the WAL,
+        and the WAL still holds the old page images with the text. The checkpoint writes the
+        new pages into the main file and truncates the WAL: milliseconds, whatever the
+        store's size (no index merge; before issue 15 one ran per delete: 0.7 s at 110k
+        rows, 7–9 s at 1.1M).
 
         A reader's snapshot can keep it from finishing (after the busy timeout): then the
         scrub-pending mark stays until a later checkpoint completes (module docstring).
@@ -231,20 +243,17 @@ class ApswClaimStore(SqlClaimStore):
         busy, log_frames, written = rows[0]
         complete = busy == 0 and log_frames in (0, written)
         if complete:
+            # Not made durable: a mark a crash brings back costs one more checkpoint on
+            # open, never a missed scrub — and an fsync per delete (issue 15).
             self._scrub_mark.unlink(missing_ok=True)
-            _sync_directory(self._scrub_mark.parent)
         return complete
 
     def _mark_scrub_pending(self) -> None:
-        # Before the attempt, so a kill mid-checkpoint still leaves the mark; an empty file
-        # made durable with its directory entry.
+        # Before the attempt, so a kill mid-checkpoint still leaves the mark: an empty file,
+        # so its directory entry is all there is to make durable.
         if self._scrub_mark.exists():
             return
-        descriptor = os.open(self._scrub_mark, os.O_CREAT | os.O_WRONLY, 0o600)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
+        os.close(os.open(self._scrub_mark, os.O_CREAT | os.O_WRONLY, 0o600))
         _sync_directory(self._scrub_mark.parent)
 
     def close(self) -> None:
@@ -257,6 +266,32 @@ class ApswClaimStore(SqlClaimStore):
                 self.checkpoint()
             finally:
                 self._conn.close()
+
+
+# Side tables the kit's last clear batch empties for the agent, and a key to step by.
+_CLEARED_STATE = (
+    ("agent_memory_dirty", "memory_id"),
+    ("agent_memory_derivation", "child_memory_id"),
+)
+_STATE_ROWS = 512  # rows of one side table a clear step deletes
+
+
+def _delete_steps(
+    conn: apsw.Connection, table: tuple[str, str], agent_id: str, more: Callable[[], bool]
+) -> bool:
+    """Delete the agent's rows of `table` `_STATE_ROWS` at a time until `more` says the
+    batch's time is spent (at least one step); True once none are left."""
+    name, key = table
+    step = (
+        f"DELETE FROM {name} WHERE agent_id = ? AND {key} IN"
+        f" (SELECT {key} FROM {name} WHERE agent_id = ? LIMIT ?)"
+    )
+    while True:
+        conn.execute(step, (agent_id, agent_id, _STATE_ROWS))
+        if conn.changes() < _STATE_ROWS:  # a short step took the last rows
+            return True
+        if not more():
+            return False
 
 
 def _sync_directory(directory: Path) -> None:

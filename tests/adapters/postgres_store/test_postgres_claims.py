@@ -11,8 +11,9 @@ import psycopg
 import pytest
 
 from memory_adapters.postgres_store import ConnectionSettings, PostgresClaimStore
-from memory_adapters.postgres_store.dialect import POSTGRES
-from memory_adapters.postgres_store.errors import translate_errors
+from memory_adapters.postgres_store.claim_schema import scope_valid
+from memory_adapters.postgres_store.dialect import POSTGRES, PostgresDialect
+from memory_adapters.postgres_store.errors import SCOPE_CONSTRAINT, translate_errors
 from memory_adapters.postgres_store.testing import ThrowawayServer
 from memory_adapters.sql_claims import Session, reads
 from memory_contracts.fakes import ManualClock
@@ -20,7 +21,7 @@ from memory_core.domain.claims import ClaimDraft, Lifecycle, WriteOrigin
 from memory_core.domain.errors import ClearInProgress, StoreError, ValidationError
 from memory_core.domain.scope import Scope, ScopeFilter
 from memory_core.domain.temporal import Interval, TemporalMetadata
-from memory_core.ports.claims import InsertStatus
+from memory_core.ports.claims import InsertStatus, RepairReport
 
 Opener = Callable[..., PostgresClaimStore]
 AGENT_ONLY = ScopeFilter.agent_only()
@@ -110,6 +111,46 @@ def test_repair_archives_a_claim_whose_time_zone_this_python_does_not_know(
     assert repaired.lifecycle is Lifecycle.ARCHIVED and repaired.temporal.timezone == "UTC"
     assert store.get("a", good.id) == good
     assert store.repair(now=clock.now()).temporal_archived == 0
+
+
+def test_repair_reads_no_row_unless_marked_and_then_fixes_what_a_raw_writer_broke(
+    open_claims: Opener,
+    settings: ConnectionSettings,
+    clock: ManualClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """R-SCOPE-4, issue 15: a clean start's repair does not even ask for the probe of
+    broken rows; a raw writer that lets a broken scope in behind a NOT VALID constraint
+    marks the store, and the next repair fixes the row from its shadow and clears the mark."""
+    store = open_claims()
+    store.repair(now=clock.now())  # a fresh schema: nothing marked, nothing to do
+    claim = store.insert(
+        _draft("the user's note", scope=Scope.user("u1")),
+        origin=WriteOrigin.EXTRACTION,
+        now=clock.now(),
+    ).claim
+    assert claim is not None
+    probes: list[object] = []
+    real_probe = PostgresDialect.repair_probe
+    monkeypatch.setattr(
+        PostgresDialect,
+        "repair_probe",
+        lambda self, session: probes.append(session) or real_probe(self, session),
+    )
+    assert store.repair(now=clock.now()) == RepairReport() and probes == []
+    with psycopg.connect(settings.dsn, autocommit=True) as raw, raw.transaction():
+        raw.execute(f"SET search_path TO {settings.schema}")
+        raw.execute(f"ALTER TABLE agent_memory DROP CONSTRAINT {SCOPE_CONSTRAINT}")
+        raw.execute("UPDATE agent_memory SET scope_id = NULL WHERE id = %s", (claim.id,))
+        raw.execute(
+            f"ALTER TABLE agent_memory ADD CONSTRAINT {SCOPE_CONSTRAINT}"
+            f" CHECK ({scope_valid()}) NOT VALID"
+        )
+        raw.execute("INSERT INTO agent_memory_repair_mark (reason) VALUES ('requested')")
+    report = store.repair(now=clock.now())
+    assert (report.scope_fixed, report.sample_ids) == (1, (claim.id,)) and len(probes) == 1
+    assert store.get("a", claim.id).scope == Scope.user("u1")
+    assert store.repair(now=clock.now()) == RepairReport() and len(probes) == 1
 
 
 def test_search_matches_substrings_in_any_script_case_insensitively(

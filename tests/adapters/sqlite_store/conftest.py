@@ -8,7 +8,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from memory_adapters.sqlite_store import ApswClaimStore
+from memory_adapters.sqlite_store import ApswClaimStore, fts
 from memory_adapters.sqlite_store.connection import OWNER_TOKEN_FUNCTION, fts_owner_token
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import ClaimDraft
@@ -48,11 +48,13 @@ def store(open_store: Callable[..., ApswClaimStore]) -> ApswClaimStore:
 
 @pytest.fixture
 def raw(db_path: Path, store: ApswClaimStore) -> Iterator[apsw.Connection]:
-    """A second, plain connection to the same file, with only the owner-token function that
-    the FTS triggers call (every writer of the file must register it)."""
+    """A second, plain connection to the same file, with only the functions the FTS
+    triggers call (every writer of the file must register them; the owner token is the
+    shared v1–v7 mirror's, for tests that rebuild an old file)."""
     conn = apsw.Connection(str(db_path))
     conn.set_busy_timeout(5_000)
     conn.create_scalar_function(OWNER_TOKEN_FUNCTION, fts_owner_token, 1, deterministic=True)
+    fts.register_functions(conn)
     yield conn
     conn.close()
 

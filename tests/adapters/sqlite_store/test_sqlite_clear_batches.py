@@ -1,7 +1,7 @@
 """A clear batch is bounded by time as well as by rows (R-FORGET-3, issue 15): secure FTS5
 deletes cost up to a few ms a row, so 256 of them can hold the write lock past the 500 ms
 goal; the store stops a batch once its time is spent, and the claims phase ends only after
-the rows are gone and the FTS index merge that scrubs their delete keys is complete."""
+the rows are gone and the agent's FTS table is taken apart and dropped."""
 
 from __future__ import annotations
 
@@ -29,9 +29,9 @@ def test_a_spent_batch_commits_what_it_removed_and_the_clear_still_ends_complete
     while progress.phase is ClearPhase.CLAIMS:
         progress = store.run_clear_batch("a", batch_size=256)
         removed.append(progress.batch_removed)
-    # One step of 16 rows per batch; the step that came up short found the rows gone; the
-    # index merge that must follow took one more batch of its own (the time was spent).
-    assert removed == [16, 16, 8, 0]
+    # One step of 16 rows per batch; the step that came up short found the rows gone, and
+    # the teardown of the agent's index and dirty state, one short step each, ended there.
+    assert removed == [16, 16, 8]
     assert progress.removed_count == 40
     store.finish_clear("a")
     assert store.list_claims("a", include_inactive=True) == []
@@ -47,5 +47,5 @@ def test_an_unhurried_batch_removes_its_full_size(
     store.begin_clear("a", now=clock.now())
     first = store.run_clear_batch("a", batch_size=256)
     assert (first.phase, first.batch_removed) == (ClearPhase.CLAIMS, 256)
-    last = store.run_clear_batch("a", batch_size=256)  # the rest, and the index merge
+    last = store.run_clear_batch("a", batch_size=256)  # the rest, and the index teardown
     assert (last.phase, last.batch_removed, last.removed_count) == (ClearPhase.VECTORS, 44, 300)

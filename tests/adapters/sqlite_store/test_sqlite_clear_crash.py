@@ -17,8 +17,7 @@ import apsw
 import pytest
 from clear_support import run_clear
 
-from memory_adapters.sqlite_store import ApswClaimStore
-from memory_adapters.sqlite_store.connection import OWNER_TOKEN_FUNCTION, fts_owner_token
+from memory_adapters.sqlite_store import ApswClaimStore, fts
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
 from memory_core.domain.errors import ClearInProgress, NotFound
@@ -93,6 +92,14 @@ def _kill_mid_clear(db: Path) -> list[int]:
     return seen
 
 
+def _tables(db: Path) -> list[str]:
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return fts.owner_tables(conn)
+    finally:
+        conn.close()
+
+
 def _count(db: Path, sql: str, *params: object) -> int:
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     try:
@@ -141,7 +148,7 @@ def test_killed_clear_keeps_committed_batches_fences_the_agent_and_resumes(
                 now=clock.now(),
             )
         raw = apsw.Connection(str(db))
-        raw.create_scalar_function(OWNER_TOKEN_FUNCTION, fts_owner_token, 1)
+        fts.register_functions(raw)
         with pytest.raises(apsw.ConstraintError, match="clear in progress"):
             raw.execute(
                 "INSERT INTO agent_memory (id, agent_id, kind, content, canonical_content,"
@@ -172,5 +179,7 @@ def test_killed_clear_keeps_committed_batches_fences_the_agent_and_resumes(
     assert _count(db, "SELECT count(*) FROM agent_memory_tombstone WHERE agent_id = ?", A) == (
         3 * CLAIMS
     )
-    assert _count(db, "SELECT count(*) FROM agent_memory_fts") == 50
+    # A's index is dropped with the clear; B's, untouched, still holds its 50 rows.
+    assert _tables(db) == [fts.owner_table(B)]
+    assert _count(db, f"SELECT count(*) FROM {fts.owner_table(B)}") == 50
     assert _count(db, "SELECT count(*) FROM agent_memory_dirty WHERE agent_id = ?", A) == 0

@@ -2,10 +2,11 @@
 no file the store wrote — neither whole nor as any of the trigrams the FTS index keys it by —
 and the FTS vocabulary lists none of them (R-BEYOND-1, R-PRIV-3).
 
-Why trigrams: the FTS index keys the text by them. The mirror's deletes are FTS5 secure
-deletes, which take a row's trigrams out of their leaf pages as the delete commits; until the
-checkpoint the WAL still holds the old page images, trigrams and text included (issue 15:
-no index merge any more). The marker's trigrams are all distinctive: none occurs in the
+Why trigrams: the FTS index keys the text by them. The mirror is one FTS5 table per owner;
+a delete is an FTS5 secure delete, which takes the row's trigrams out of their leaf pages as
+it commits, and a clear or a retirement drops the owner's table, its freed pages zeroed;
+until the checkpoint the WAL still holds the old page images, trigrams and text included
+(issue 15: no index merge any more). The marker's trigrams are all distinctive: none occurs in the
 background text, and none is made of hex digits only, so no id or hash can produce one by
 chance.
 
@@ -22,7 +23,7 @@ import apsw
 import pytest
 from clear_support import run_clear
 
-from memory_adapters.sqlite_store import ApswClaimStore
+from memory_adapters.sqlite_store import ApswClaimStore, fts
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
 from memory_core.domain.scope import ScopeFilter
@@ -53,9 +54,14 @@ def _trigrams_on_disk(directory: Path) -> set[str]:
 
 
 def _vocab_hits(db: Path) -> set[str]:
+    """The marker's trigrams in the vocabulary of any owner's FTS table."""
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        terms = {term for (term,) in conn.execute("SELECT term FROM agent_memory_fts_vocab")}
+        terms = {
+            term
+            for table in fts.owner_tables(conn)
+            for (term,) in conn.execute(f"SELECT term FROM {table}_vocab")
+        }
     finally:
         conn.close()
     return terms & TRIGRAMS
@@ -146,8 +152,8 @@ def test_closing_after_a_delete_is_a_checkpoint(tmp_path: Path) -> None:
 def test_scan_detects_leftovers_when_hardening_is_off(tmp_path: Path, how: str) -> None:
     """R-BEYOND-1 (negative control): without secure_delete and FTS5 secure-delete the very
     same scans find leftovers, so the tests above are able to fail: the deleted text and
-    every one of its trigrams; after a clear, the trigrams (the index's delete keys leave
-    them in place, while its writes may reuse the freed pages that held the text)."""
+    every one of its trigrams; after a clear, the trigrams (the dropped table's pages are
+    freed, not zeroed, while later writes may reuse the pages that held the text)."""
     clock = ManualClock()
     store, claim_id = _remember(tmp_path, clock, hardened=False)
     if how == "delete":

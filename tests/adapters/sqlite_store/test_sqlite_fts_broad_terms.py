@@ -60,9 +60,9 @@ def test_only_terms_in_most_rows_are_broad(
     thresholds a store this small has no broad term at all."""
     _seed(store, clock, make_draft)
     with store._read() as session:
-        assert fts.broad_terms(session, ["day", "zebra", "monday"]) == {"day", "monday"}
+        assert fts.broad_terms(session, "agent-a", ["day", "zebra", "monday"]) == {"day", "monday"}
         fts.BROAD_MIN_DOCS = 5_000  # the monkeypatch restores it
-        assert fts.broad_terms(session, ["day", "zebra"]) == frozenset()
+        assert fts.broad_terms(session, "agent-a", ["day", "zebra"]) == frozenset()
 
 
 def test_selective_terms_rank_first_and_broad_ones_fill_with_the_newest_rows(

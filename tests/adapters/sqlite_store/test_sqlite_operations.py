@@ -36,7 +36,7 @@ def _add(store: ApswClaimStore, clock: ManualClock, content: str, **kwargs: obje
 
 
 def _mirror(raw: apsw.Connection) -> tuple[set[int], set[int]]:
-    mirrored = {r for (r,) in raw.execute("SELECT rowid FROM agent_memory_fts")}
+    mirrored = fts.mirror_rowids(raw)
     recallable = {
         r
         for (r,) in raw.execute(
@@ -63,7 +63,7 @@ def test_a_failed_batch_leaves_neither_claims_nor_mirror_entries(
             now=clock.now(),
         )
     assert raw.execute("SELECT count(*) FROM agent_memory").fetchone() == (0,)
-    assert raw.execute("SELECT count(*) FROM agent_memory_fts").fetchone() == (0,)
+    assert fts.owner_tables(raw) == []  # not even the table the first row created
 
 
 def test_mirror_follows_every_lifecycle_change_and_rebuilds_identically(
@@ -100,26 +100,26 @@ def test_mirror_follows_every_lifecycle_change_and_rebuilds_identically(
     assert _mirror(raw)[0] == recallable
 
 
-def test_fts_holds_a_hashed_owner_token_never_the_agent_id(
+def test_fts_is_named_by_an_owner_hash_never_the_agent_id(
     store: ApswClaimStore, clock: ManualClock, raw: apsw.Connection
 ) -> None:
-    """R-PRIV-2 (reference §9): the index stores an owner hash, not the agent id."""
+    """R-PRIV-2 (reference §9): the owner's index is named by a hash of the agent id; neither
+    the schema nor the index's terms hold the id."""
     _add(store, clock, "some ordinary text", agent_id="Customer-4711")
-    terms = {t for (t,) in raw.execute("SELECT term FROM agent_memory_fts_vocab")}
+    table = fts.owner_table("Customer-4711")
+    assert fts.owner_tables(raw) == [table]
+    schema = " ".join(str(row) for row in raw.execute("SELECT name, sql FROM sqlite_master"))
+    assert "4711" not in schema and "customer" not in schema.lower()
+    terms = {t for (t,) in raw.execute(f"SELECT term FROM {table}_vocab")}
     assert not {"cus", "ust", "471", "711"} & terms
-    token = fts.fts_owner_token("Customer-4711")
-    assert len(token) == 3 and token in terms
 
 
 def test_an_owner_token_collision_never_leaks_another_agents_rows(
     open_store: Callable[..., ApswClaimStore], clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """R-READ-3, R-PRIV-2: even if every agent shared one FTS owner token, the join on the
-    real agent_id before LIMIT keeps results exact and complete."""
-    monkeypatch.setattr(fts, "fts_owner_token", lambda agent_id: "丁丂七")
-    from memory_adapters.sqlite_store import connection
-
-    monkeypatch.setattr(connection, "fts_owner_token", lambda agent_id: "丁丂七")
+    """R-READ-3, R-SCOPE-1, R-PRIV-2: even if every agent's owner hash collided into one FTS
+    table, the join on the real agent_id before LIMIT keeps results exact and complete."""
+    monkeypatch.setattr(fts, "owner_table", lambda agent_id: "agent_memory_fts_0123456789abcdef")
     store = open_store()
     for i in range(100):
         _add(store, clock, f"salsa salsa salsa lesson {i}", agent_id=B, importance=1.0)
@@ -282,7 +282,8 @@ def test_startup_repair_rebuilds_a_mirror_that_a_raw_writer_bypassed(
     store: ApswClaimStore, clock: ManualClock, raw: apsw.Connection
 ) -> None:
     """R-STORE-2: a row written behind the store's back (valid, but not indexed) makes the
-    mirror disagree with the claims; startup repair notices and rebuilds it."""
+    mirror disagree with the claims; once the writer marks the store for repair, startup
+    repair notices and rebuilds it (unmarked, it does not look)."""
     _add(store, clock, "indexed through the store")
     raw.execute(
         "INSERT INTO agent_memory (id, agent_id, kind, content, canonical_content, created_at,"
@@ -291,8 +292,11 @@ def test_startup_repair_rebuilds_a_mirror_that_a_raw_writer_bypassed(
         (A,),
     )
     assert store.search_fts(A, ["imported"], scope_filter=AGENT_ONLY, limit=5) == []
+    assert not store.repair(now=clock.now()).fts_rebuilt
+    store.request_repair()
     report = store.repair(now=clock.now())
     assert report.fts_rebuilt and report.scope_fixed == report.temporal_archived == 0
     hits = store.search_fts(A, ["imported"], scope_filter=AGENT_ONLY, limit=5)
     assert [h.claim_id for h in hits] == ["mem-raw"]
+    store.request_repair()
     assert not store.repair(now=clock.now()).fts_rebuilt  # consistent now: nothing to do

@@ -13,8 +13,7 @@ import apsw
 import hypothesis.strategies as st
 from hypothesis import HealthCheck, given, settings
 
-from memory_adapters.sqlite_store import ApswClaimStore
-from memory_adapters.sqlite_store.connection import OWNER_TOKEN_FUNCTION, fts_owner_token
+from memory_adapters.sqlite_store import ApswClaimStore, fts
 from memory_adapters.sqlite_store.schema import recallable, scope_valid, temporal_valid
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
@@ -123,7 +122,7 @@ def _visible(store: ApswClaimStore, ids: list[str]) -> dict[tuple[str, int], set
 
 def _raw(db: Path) -> apsw.Connection:
     conn = apsw.Connection(str(db))
-    conn.create_scalar_function(OWNER_TOKEN_FUNCTION, fts_owner_token, 1)
+    fts.register_functions(conn)
     return conn
 
 
@@ -153,7 +152,8 @@ def test_repair_never_widens_and_never_loses_a_recoverable_row(
     """R-TIME-4, R-SCOPE-4: valid rows are untouched; repaired rows keep their scope type
     and one of the ids they carried; only unrecoverable narrow rows are deleted (tombstoned
     and counted under a pending clear); what any context can see never grows; the FTS
-    mirror matches the recallable rows afterwards; the clear guard is back on."""
+    mirror matches the recallable rows afterwards; the clear guard is back on. The raw
+    writer marks the store for repair, as one must (a clean store's repair reads nothing)."""
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "memory.sqlite3"
         clock = ManualClock()
@@ -206,6 +206,7 @@ def test_repair_never_widens_and_never_loses_a_recoverable_row(
             )
         raw.config(apsw.SQLITE_DBCONFIG_ENABLE_TRIGGER, 1)
         raw.execute("PRAGMA ignore_check_constraints=OFF")
+        raw.execute("INSERT INTO agent_memory_repair_mark (reason) VALUES ('requested')")
         before = _rows(raw)
 
         report = store.repair(now=clock.now())
@@ -238,8 +239,20 @@ def test_repair_never_widens_and_never_loses_a_recoverable_row(
         visible_after = _visible(store, ids)
         for key, seen in visible_after.items():
             assert seen <= visible_before[key]  # applicability never widens
-        mirrored = {r for (r,) in raw.execute("SELECT rowid FROM agent_memory_fts")}
-        wanted = {r for (r,) in raw.execute(f"SELECT rid FROM agent_memory WHERE {recallable()}")}
+        # Outside a pending clear: its agent's index is fenced, and the clear drops it.
+        settled = "agent_id NOT IN (SELECT agent_id FROM agent_memory_clear_job)"
+        cleared = {fts.owner_table("agent-b")} if pending_clear else set()
+        mirrored = {
+            rowid
+            for table in set(fts.owner_tables(raw)) - cleared
+            for (rowid,) in raw.execute(f"SELECT rowid FROM {table}")
+        }
+        wanted = {
+            r
+            for (r,) in raw.execute(
+                f"SELECT rid FROM agent_memory WHERE {recallable()} AND {settled}"
+            )
+        }
         assert mirrored == wanted
         assert raw.execute("SELECT count(*) FROM agent_memory_guard_suspension").fetchone()[0] == 0
         deleted_b = [cid for cid in deleted if before[cid]["agent_id"] == "agent-b"]

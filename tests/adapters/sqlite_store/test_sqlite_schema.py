@@ -8,10 +8,13 @@ from pathlib import Path
 import apsw
 import pytest
 
-from memory_adapters.sqlite_store import ApswClaimStore
+from memory_adapters.sqlite_store import ApswClaimStore, fts
 from memory_adapters.sqlite_store.connection import translate_errors
 from memory_adapters.sqlite_store.migrations import LATEST_VERSION
-from memory_adapters.sqlite_store.schema import fts_drop_statements
+from memory_adapters.sqlite_store.schema import (
+    legacy_fts_drop_statements,
+    shared_fts_statements,
+)
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
 from memory_core.domain.errors import ScopeError, StoreError, TemporalError
 from memory_core.domain.scope import Scope, ScopeFilter
@@ -38,14 +41,21 @@ def test_a_file_from_newer_code_is_refused(
 
 
 def test_connection_runs_wal_with_foreign_keys_and_secure_delete(
-    store: ApswClaimStore, db_path: Path
+    store: ApswClaimStore, db_path: Path, clock
 ) -> None:
-    """R-STORE-1: WAL, foreign keys on, secure_delete on, FTS5 secure-delete on."""
+    """R-STORE-1: WAL, foreign keys on, secure_delete on, FTS5 secure-delete on in the
+    owner's table the first insert created."""
+    store.insert(
+        ClaimDraft(agent_id="a", kind="semantic", content="indexed"),
+        origin=WriteOrigin.EXTRACTION,
+        now=clock.now(),
+    )
     conn = store._conn  # the store's own connection: these are per-connection settings
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
-    config = dict(conn.execute("SELECT k, v FROM agent_memory_fts_config").fetchall())
+    table = fts.owner_table("a")
+    config = dict(conn.execute(f"SELECT k, v FROM {table}_config").fetchall())
     assert config.get("secure-delete") == 1
 
 
@@ -179,6 +189,7 @@ def test_a_file_with_the_early_insert_trigger_is_migrated_to_single_indexing(
     """R-STORE-1: migrations bring an older file forward; the first v1 build's FTS insert
     trigger is dropped, so a new claim is indexed exactly once."""
     store.close()
+    _back_to_the_shared_mirror(raw)
     raw.execute(
         """CREATE TRIGGER agent_memory_fts_ai AFTER INSERT ON agent_memory BEGIN
              INSERT INTO agent_memory_fts (rowid, content, owner)
@@ -191,7 +202,7 @@ def test_a_file_with_the_early_insert_trigger_is_migrated_to_single_indexing(
         origin=WriteOrigin.EXTRACTION,
         now=clock.now(),
     )
-    assert raw.execute("SELECT count(*) FROM agent_memory_fts").fetchone() == (1,)
+    assert fts.mirror_counts(raw) == {fts.owner_table("a"): 1}
     triggers = {n for (n,) in raw.execute("SELECT name FROM sqlite_master WHERE type='trigger'")}
     assert "agent_memory_fts_ai" not in triggers
 
@@ -242,7 +253,8 @@ def test_a_version_five_mirror_is_re_created_with_secure_deletes(
             now=clock.now(),
         )
     store.close()
-    for statement in fts_drop_statements():
+    _back_to_the_shared_mirror(raw)
+    for statement in legacy_fts_drop_statements():
         raw.execute(statement)
     raw.execute(
         """CREATE VIRTUAL TABLE agent_memory_fts USING fts5(content, owner, content='',
@@ -258,11 +270,53 @@ def test_a_version_five_mirror_is_re_created_with_secure_deletes(
     )
     raw.execute("DELETE FROM agent_memory_schema WHERE version >= 6")
     reopened = open_store()
-    (sql,) = raw.execute("SELECT sql FROM sqlite_master WHERE name = 'agent_memory_fts'").fetchone()
+    table = fts.owner_table("a")
+    (sql,) = raw.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()
     assert "contentless_delete" not in sql
     hits = reopened.search_fts("a", ["jasmine"], scope_filter=ScopeFilter.agent_only(), limit=5)
     assert len(hits) == 1
     reopened.delete("a", hits[0].claim_id, now=clock.now())
-    terms = {term for (term,) in raw.execute("SELECT term FROM agent_memory_fts_vocab")}
+    terms = {term for (term,) in raw.execute(f"SELECT term FROM {table}_vocab")}
     assert "jas" not in terms and "kay" in terms
-    assert raw.execute("SELECT count(*) FROM agent_memory_fts").fetchone() == (1,)
+    assert fts.mirror_counts(raw) == {table: 1}
+
+
+def _back_to_the_shared_mirror(raw: apsw.Connection) -> None:
+    """Turn a current file's mirror back into schema v7's shared table (for the tests of
+    the migrations before v8, which re-apply from an older version)."""
+    fts.drop_all(raw)
+    for statement in (*legacy_fts_drop_statements(), *shared_fts_statements("trigram")):
+        raw.execute(statement)
+    raw.execute(
+        """INSERT INTO agent_memory_fts (rowid, content, owner)
+             SELECT rid, content, agent_memory_fts_owner(agent_id) FROM agent_memory"""
+    )
+
+
+def test_a_version_seven_file_moves_to_one_index_per_owner(
+    store: ApswClaimStore, open_store: Callable[..., ApswClaimStore], raw: apsw.Connection, clock
+) -> None:
+    """R-STORE-1, R-SCOPE-1: migration 8 moves a v7 file's shared index into one table per
+    owner, re-indexed from the claims: each agent finds its own rows and only those, and the
+    shared table is gone."""
+    for agent in ("a", "b"):
+        for content in (f"jasmine tea of {agent}", "kayaking on the river"):
+            store.insert(
+                ClaimDraft(agent_id=agent, kind="semantic", content=content),
+                origin=WriteOrigin.EXTRACTION,
+                now=clock.now(),
+            )
+    store.close()
+    _back_to_the_shared_mirror(raw)
+    raw.execute("DELETE FROM agent_memory_schema WHERE version >= 8")
+    reopened = open_store()
+    names = {n for (n,) in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "agent_memory_fts" not in names
+    assert set(fts.owner_tables(raw)) == {fts.owner_table("a"), fts.owner_table("b")}
+    for agent in ("a", "b"):
+        hits = reopened.search_fts(
+            agent, ["jasmine"], scope_filter=ScopeFilter.agent_only(), limit=5
+        )
+        assert [reopened.get(agent, hit.claim_id).content for hit in hits] == [
+            f"jasmine tea of {agent}"
+        ]
