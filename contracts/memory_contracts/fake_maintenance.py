@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import attrs
@@ -24,7 +24,7 @@ from memory_core.domain.claims import (
     Lifecycle,
     WriteOrigin,
 )
-from memory_core.domain.errors import ClearInProgress, RevisionConflict, ValidationError
+from memory_core.domain.errors import ClearInProgress, ValidationError
 from memory_core.domain.validation import check_int
 from memory_core.ports.claims import (
     MAX_DIRTY_BATCH,
@@ -36,20 +36,17 @@ from memory_core.ports.claims import (
     InsertStatus,
     MergeRequest,
 )
-from memory_core.storage.consolidation import is_stale, survivor_fields
+from memory_core.storage.consolidation import (
+    OPERATIONAL_EVENTS,
+    check_merge,
+    deferred_at,
+    stale_ids,
+    survivor_fields,
+)
 from memory_core.storage.drafts import stored_time
 
 __all__ = ["FakeConsolidation", "merged_ids"]
 
-_OPERATIONAL = (
-    "memory/repair",
-    "memory/clear_batch",
-    "memory/maintenance",
-    "memory/maintenance_llm",
-    "memory/merge",
-    "memory/archive_stale",
-)
-_ONE_MS = timedelta(milliseconds=1)
 _sequence = itertools.count(1)
 
 
@@ -81,6 +78,11 @@ def _upsert(table: ClaimTable, key: tuple[str, str], revision: int, when: dateti
         claim_revision=revision,
         enqueued_at=when if old is None else max(old.enqueued_at, when),
     )
+
+
+def _challenged(table: ClaimTable, agent_id: str) -> set[str]:
+    """Targets of the owner's open challenges."""
+    return {target for (owner, _), target in table.conflicts.items() if owner == agent_id}
 
 
 def merged_ids(table: ClaimTable, agent_id: str, claim_id: str) -> list[str]:
@@ -138,8 +140,7 @@ class FakeConsolidation(FakeStoreBase):
         table = self._synced()
         at = stored_time(now, "now")
         owned = [s.enqueued_at for (agent, _), s in table.dirty.items() if agent == agent_id]
-        if owned:
-            at = max(at, max(owned) + _ONE_MS)
+        at = deferred_at(at, owned)
         moved = 0
         for seed in seeds:
             key = (agent_id, seed.memory_id)
@@ -155,22 +156,12 @@ class FakeConsolidation(FakeStoreBase):
         with table.transaction():
             if agent_id in table.jobs:
                 raise ClearInProgress("a clear job is pending for this agent")
-            if request.survivor_id == request.retired_id:
-                raise ValidationError("retired_id", "a claim cannot be merged into itself")
-            pair = []
-            for claim_id, revision in (
-                (request.survivor_id, request.survivor_revision),
-                (request.retired_id, request.retired_revision),
-            ):
-                claim = table.find(agent_id, claim_id)
-                if claim is None or claim.revision != revision or not claim.is_recallable:
-                    raise RevisionConflict(f"claim {claim_id} changed since the merge was decided")
-                pair.append(claim)
-            survivor, retired = pair
-            if survivor.scope != retired.scope:
-                raise ValidationError("scope", "merged claims must share one scope")
-            if survivor.kind is not retired.kind:
-                raise ValidationError("kind", "merged claims must share one kind")
+            survivor, retired = check_merge(
+                request,
+                table.find(agent_id, request.survivor_id),
+                table.find(agent_id, request.retired_id),
+                challenged=_challenged(table, agent_id),
+            )
             fields = survivor_fields(survivor, retired)
             merged = table.bump(
                 survivor,
@@ -234,13 +225,15 @@ class FakeConsolidation(FakeStoreBase):
         table = self._open()
         if agent_id in table.jobs:
             raise ClearInProgress("a clear job is pending for this agent")
-        stale = [c for c in table.visible(agent_id) if is_stale(c, at)]
-        stale.sort(key=lambda c: (c.last_accessed_at or c.created_at, c.id))
-        for claim in stale[:limit]:
-            table.bump(claim, at, lifecycle=Lifecycle.ARCHIVED)
+        stale = stale_ids(
+            table.visible(agent_id), at, challenged=_challenged(table, agent_id), limit=limit
+        )
+        for claim_id in stale:
+            table.bump(table.rows[claim_id], at, lifecycle=Lifecycle.ARCHIVED)
         if stale:
-            self._event(table, agent_id, "memory/archive_stale", "completed", {}, at)
-        return [c.id for c in stale[:limit]]
+            refs: dict[str, int | str | bool | None] = {"archived": len(stale)}
+            self._event(table, agent_id, "memory/archive_stale", "completed", refs, at)
+        return stale
 
     def record_event(
         self,
@@ -278,7 +271,9 @@ class FakeConsolidation(FakeStoreBase):
         check_int(keep, "keep", minimum=0)
         check_int(limit, "limit", minimum=1)
         events = self._open().events
-        owned = [(k, e) for k, e in events.items() if k[0] == agent_id and e.event in _OPERATIONAL]
+        owned = [
+            (k, e) for k, e in events.items() if k[0] == agent_id and e.event in OPERATIONAL_EVENTS
+        ]
         owned.sort(key=lambda item: (item[1].created_at, item[0][1]), reverse=True)
         doomed = owned[keep : keep + limit]
         for key, _ in doomed:

@@ -1,7 +1,8 @@
 """Consolidation statements: the dirty queue, merges, stale archiving and the maintenance
 audit trail (R-MAINT-1, R-LINEAGE-1, reference §7.7, §8.3–8.4, §8.8). Each function runs
 inside the caller's transaction; `MaintenanceMethods` is the `Consolidation` role the
-`SqlClaimStore` inherits. The rules (what a merge changes, what is stale) are
+`SqlClaimStore` inherits. The rules (which pair may merge and what it changes,
+what is stale, where a deferred seed goes, what retention may drop) are
 `memory_core.storage.consolidation`'s."""
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from memory_adapters.sql_claims.queries import (
 )
 from memory_adapters.sql_claims.session import Session
 from memory_core.domain.claims import Claim, ClaimDraft, ClaimKind, WriteOrigin
-from memory_core.domain.errors import RevisionConflict, ValidationError
+from memory_core.domain.errors import ValidationError
 from memory_core.domain.validation import check_int
 from memory_core.ports.claims import (
     MAX_DIRTY_BATCH,
@@ -32,24 +33,21 @@ from memory_core.ports.claims import (
     MergeRequest,
 )
 from memory_core.ports.secrets import SecretPolicy
-from memory_core.storage.consolidation import is_stale, survivor_fields
+from memory_core.storage.consolidation import (
+    OPERATIONAL_EVENTS,
+    check_merge,
+    deferred_at,
+    stale_ids,
+    survivor_fields,
+)
 from memory_core.storage.drafts import prepare
 
-__all__ = ["MAINTENANCE_EVENTS", "MaintenanceMethods", "merged_rows"]
+__all__ = ["MaintenanceMethods", "merged_rows"]
 
-# Operational events of the maintenance service: retention may drop them (§8.8).
-MAINTENANCE_EVENTS = (
-    "memory/maintenance",
-    "memory/maintenance_llm",
-    "memory/merge",
-    "memory/archive_stale",
-)
-_OPERATIONAL = (*audit.OPERATIONAL_EVENTS, *MAINTENANCE_EVENTS)
 # A merge chain longer than this is a corrupt store, not a history: stop walking it.
 _MAX_MERGE_DEPTH = 64
 # Rows the stale scan reads per call, so a large agent's pass stays bounded.
 _STALE_SCAN = 1_024
-_ONE_MS = timedelta(milliseconds=1)
 
 
 def _seeds(session: Session, rows: Sequence[Sequence[object]]) -> list[DirtySeed]:
@@ -102,23 +100,15 @@ def merged_rows(session: Session, agent_id: str, claim_id: str) -> list[str]:
 
 def _merge(session: Session, agent_id: str, request: MergeRequest, now: datetime) -> Claim:
     ensure_not_fenced(session, agent_id)
-    if request.survivor_id == request.retired_id:
-        raise ValidationError("retired_id", "a claim cannot be merged into itself")
-    pair = []
-    for claim_id, revision in (
-        (request.survivor_id, request.survivor_revision),
-        (request.retired_id, request.retired_revision),
-    ):
-        row = fetch_claim_row(session, agent_id, claim_id, for_update=True)
-        claim = None if row is None else row.to_claim()
-        if claim is None or claim.revision != revision or not claim.is_recallable:
-            raise RevisionConflict(f"claim {claim_id} changed since the merge was decided")
-        pair.append(claim)
-    survivor, retired = pair
-    if survivor.scope != retired.scope:
-        raise ValidationError("scope", "merged claims must share one scope")
-    if survivor.kind is not retired.kind:
-        raise ValidationError("kind", "merged claims must share one kind")
+    rows = [
+        fetch_claim_row(session, agent_id, claim_id, for_update=True)
+        for claim_id in (request.survivor_id, request.retired_id)
+    ]
+    survivor, retired = check_merge(
+        request,
+        *(None if row is None else row.to_claim() for row in rows),
+        challenged={row.id for row in rows if row is not None and row.conflict_state},
+    )
     fields = survivor_fields(survivor, retired)
     session.execute(
         # Re-embedded like any revision change: recall checks a vector's revision (§8.4).
@@ -209,10 +199,9 @@ class MaintenanceMethods:
             latest = session.one(
                 "SELECT max(enqueued_at) FROM agent_memory_dirty WHERE agent_id = ?", (agent_id,)
             )
+            queued = [] if latest is None or latest[0] is None else [session.instant(latest[0])]
+            at = deferred_at(now, queued)
             moved = 0
-            at = now
-            if latest is not None and latest[0] is not None:
-                at = max(now, session.instant(latest[0]) + _ONE_MS)
             for seed in seeds:
                 moved += session.changed(
                     """UPDATE agent_memory_dirty SET enqueued_at = ?
@@ -280,7 +269,8 @@ class MaintenanceMethods:
                     LIMIT ?""",
                 (agent_id, now - timedelta(days=90), _STALE_SCAN),
             ).fetchall()
-            stale = [c.id for c in claims_of(session, rows) if is_stale(c, now)][:limit]
+            # The query leaves challenged targets out already (conflict_state IS NULL).
+            stale = stale_ids(claims_of(session, rows), now, challenged=(), limit=limit)
             for claim_id in stale:
                 session.execute(
                     """UPDATE agent_memory SET lifecycle_state = 'archived',
@@ -332,13 +322,13 @@ class MaintenanceMethods:
     def retain_audit(self, agent_id: str, *, keep: int, limit: int) -> int:
         check_int(keep, "keep", minimum=0)
         check_int(limit, "limit", minimum=1)
-        kinds = ", ".join("?" for _ in _OPERATIONAL)
+        kinds = ", ".join("?" for _ in OPERATIONAL_EVENTS)
         with self._write(agent_id) as session:
             doomed = session.execute(
                 f"""SELECT id FROM agent_memory_audit
                     WHERE agent_id = ? AND event_type IN ({kinds})
                     ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?""",
-                (agent_id, *_OPERATIONAL, limit, keep),
+                (agent_id, *OPERATIONAL_EVENTS, limit, keep),
             ).fetchall()
             return sum(
                 session.changed("DELETE FROM agent_memory_audit WHERE id = ?", (row_id,))
