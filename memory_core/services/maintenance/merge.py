@@ -30,7 +30,7 @@ from memory_core.domain.errors import (
     RevisionConflict,
 )
 from memory_core.domain.tokens import estimate_tokens
-from memory_core.ports.claims import DirtySeed, MergeRequest
+from memory_core.ports.claims import MAX_DIRTY_BATCH, DirtySeed, MergeRequest
 from memory_core.services.maintenance.fence import MaintenanceStore, PassFence, PassTally, ask_model
 from memory_core.services.providers.gateway.service import ProviderGateway
 from memory_core.services.providers.gateway.types import TextPurpose
@@ -77,7 +77,11 @@ class MergeStep:
     ) -> None:
         seeds = self.store.list_dirty(agent_id, limit=self.settings.maintenance_seed_batch)
         tally.seeds = len(seeds)
-        done: set[str] = set()  # rows merged or judged in this pass: never judged twice
+        # Rows merged or judged in this pass are never judged twice; targets of an open
+        # challenge are never merged (the store refuses them too): their conflict decides.
+        done: set[str] = {
+            c.target.id for c in self.store.list_conflicts(agent_id, limit=MAX_DIRTY_BATCH)
+        }
         for seed in seeds:
             fence.check()
             if seed.memory_id in done:
