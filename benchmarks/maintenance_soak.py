@@ -150,6 +150,22 @@ async def _cycler(
         memory.start_maintenance()
 
 
+async def _progress(record: dict[str, Any], phase: int, total: int, done: asyncio.Event) -> None:
+    """Figures every 30 s on stderr, so a run stopped early (or SIGKILLed) still says
+    something."""
+    started = time.monotonic()
+    while not done.is_set():
+        await asyncio.sleep(30)
+        figures = {key: record[key] for key in ("turns", "stops", "drain_timeouts", "drain_max_s")}
+        figures["drain_max_s"] = round(figures["drain_max_s"], 2)
+        print(
+            f"[phase {phase}] {time.monotonic() - started:.0f} s: {figures['turns']}/{total}"
+            f" turns, {json.dumps(figures)} errors={dict(record['errors'])}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 async def _phase(root: Path, *, agents: int, turns: range, seed: int) -> dict[str, Any]:
     memory, tape = _open(root)
     record: dict[str, Any] = {
@@ -162,6 +178,7 @@ async def _phase(root: Path, *, agents: int, turns: range, seed: int) -> dict[st
     memory.start_maintenance()
     done = asyncio.Event()
     cycler = asyncio.ensure_future(_cycler(memory, random.Random(seed), record, done))
+    reporter = asyncio.ensure_future(_progress(record, seed, agents * len(turns), done))
     try:
         await asyncio.gather(
             *(
@@ -179,6 +196,7 @@ async def _phase(root: Path, *, agents: int, turns: range, seed: int) -> dict[st
     finally:
         done.set()
         await cycler
+        reporter.cancel()
     await memory.quiesce()
     record["errors"] = dict(record["errors"])
     record["drain_max_s"] = round(record["drain_max_s"], 2)
