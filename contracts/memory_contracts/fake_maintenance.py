@@ -40,10 +40,12 @@ from memory_core.storage.consolidation import (
     OPERATIONAL_EVENTS,
     check_merge,
     deferred_at,
+    merged_wording,
+    prepared_wording,
     stale_ids,
     survivor_fields,
 )
-from memory_core.storage.drafts import stored_time
+from memory_core.storage.drafts import PreparedDraft, stored_time
 
 __all__ = ["FakeConsolidation", "merged_ids"]
 
@@ -163,6 +165,28 @@ class FakeConsolidation(FakeStoreBase):
                 challenged=_challenged(table, agent_id),
             )
             fields = survivor_fields(survivor, retired)
+            wording = self._wording(table, survivor, request.content)
+            touched = [survivor.id, retired.id]
+            if wording is not None:
+                # The former wording stays as a row retired into the survivor, so deleting
+                # the survivor tombstones that exact text too (R-FORGET-1).
+                former = attrs.evolve(
+                    survivor,
+                    id=self._new_id("mem"),
+                    superseded_by=survivor.id,
+                    updated_at=at,
+                    embedding_state=EmbeddingState.PENDING,
+                    embedding=None,
+                )
+                table.rows[former.id] = former
+                table.derive(former, survivor.id, DerivationKind.MERGE, at)
+                touched.append(former.id)
+                survivor = table.put(
+                    survivor,
+                    content=wording.content,
+                    canonical_content=wording.canonical,
+                    provenance_key=wording.key,
+                )
             merged = table.bump(
                 survivor,
                 at,
@@ -175,14 +199,32 @@ class FakeConsolidation(FakeStoreBase):
             table.bump(retired, at, superseded_by=survivor.id)
             table.derive(retired, survivor.id, DerivationKind.MERGE, at)
             _sync(table)
-            for claim_id in (survivor.id, retired.id):
+            for claim_id in touched:
                 table.dirty.pop((agent_id, claim_id), None)
             for seed in request.settle:
                 current = table.dirty.get((agent_id, seed.memory_id))
                 if current is not None and current.generation == seed.generation:
                     del table.dirty[(agent_id, seed.memory_id)]
-            self._event(table, agent_id, "memory/merge", "completed", {"retired": retired.id}, at)
+            refs: dict[str, int | str | bool | None] = {
+                "retired": retired.id,
+                "wording": "kept" if wording is None else "merged",
+            }
+            self._event(table, agent_id, "memory/merge", "completed", refs, at)
         return merged
+
+    def _wording(
+        self, table: ClaimTable, survivor: Claim, content: str | None
+    ) -> PreparedDraft | None:
+        prepared = prepared_wording(survivor, content, self._policy)
+        if prepared is None:
+            return None
+        owner = table.by_key(survivor.agent_id, prepared.key)
+        return merged_wording(
+            prepared,
+            survivor,
+            tombstoned=table.tombstoned(survivor.agent_id, prepared.identities),
+            key_owner=None if owner is None else owner.id,
+        )
 
     def insert_reflections(
         self,

@@ -15,9 +15,11 @@ from datetime import datetime, timedelta
 
 import attrs
 
-from memory_core.domain.claims import Category, Claim
+from memory_core.domain.claims import MAX_EXTRACTED_CONTENT_CODE_POINTS, Category, Claim
 from memory_core.domain.errors import RevisionConflict, ValidationError
 from memory_core.ports.claims.maintenance import MergeRequest
+from memory_core.ports.secrets import SecretPolicy
+from memory_core.storage.drafts import PreparedDraft, draft_of, prepare
 
 __all__ = [
     "ARCHIVE_MIN_AGE",
@@ -34,6 +36,8 @@ __all__ = [
     "is_near_exact",
     "is_stale",
     "merge_order",
+    "merged_wording",
+    "prepared_wording",
     "stale_ids",
     "survivor_fields",
 ]
@@ -112,6 +116,40 @@ def survivor_fields(survivor: Claim, retired: Claim) -> SurvivorFields:
         confidence=min(1.0, survivor.effective_confidence + MERGE_CONFIDENCE_BUMP),
         category=survivor.category if survivor.category is not None else retired.category,
     )
+
+
+def prepared_wording(
+    survivor: Claim, content: str | None, policy: SecretPolicy
+) -> PreparedDraft | None:
+    """The model's merged text prepared as the survivor's (secret policy, key, tombstone
+    identities); None when it gave none or the policy refused it (never stored)."""
+    if content is None:
+        return None
+    try:
+        return prepare(draft_of(survivor, content=content), policy)
+    except ValidationError:  # SecretRejected among them
+        return None
+
+
+def merged_wording(
+    prepared: PreparedDraft | None,
+    survivor: Claim,
+    *,
+    tombstoned: bool,
+    key_owner: str | None,
+) -> PreparedDraft | None:
+    """The `prepared_wording` of the model's merged text, if the survivor may take it: at
+    most 2,000 code points like any automatic text, not a text the user forgot (a merge
+    never writes a tombstoned text back), a new wording (not the survivor's own) and no
+    other row's text (the provenance key is unique per owner). None: the survivor keeps
+    its own wording."""
+    if prepared is None or tombstoned:
+        return None
+    if len(prepared.content) > MAX_EXTRACTED_CONTENT_CODE_POINTS:
+        return None
+    if prepared.key == survivor.provenance_key or key_owner not in (None, survivor.id):
+        return None
+    return prepared
 
 
 def is_near_exact(first: str, second: str) -> bool:

@@ -11,7 +11,9 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 
-from memory_adapters.sql_claims import audit
+import attrs
+
+from memory_adapters.sql_claims import audit, tombstones
 from memory_adapters.sql_claims.claims import add_derivation, ensure_not_fenced, insert_prepared
 from memory_adapters.sql_claims.queries import (
     CLAIM_SELECT,
@@ -20,6 +22,7 @@ from memory_adapters.sql_claims.queries import (
     fetch_claim_row,
     recallable,
 )
+from memory_adapters.sql_claims.rows import CLAIM_COLUMNS, ClaimRow
 from memory_adapters.sql_claims.session import Session
 from memory_core.domain.claims import Claim, ClaimDraft, ClaimKind, WriteOrigin
 from memory_core.domain.errors import ValidationError
@@ -37,10 +40,12 @@ from memory_core.storage.consolidation import (
     OPERATIONAL_EVENTS,
     check_merge,
     deferred_at,
+    merged_wording,
+    prepared_wording,
     stale_ids,
     survivor_fields,
 )
-from memory_core.storage.drafts import prepare
+from memory_core.storage.drafts import PreparedDraft, prepare
 
 __all__ = ["MaintenanceMethods", "merged_rows"]
 
@@ -48,6 +53,10 @@ __all__ = ["MaintenanceMethods", "merged_rows"]
 _MAX_MERGE_DEPTH = 64
 # Rows the stale scan reads per call, so a large agent's pass stays bounded.
 _STALE_SCAN = 1_024
+_INSERT_ROW = (
+    f"INSERT INTO agent_memory ({', '.join(CLAIM_COLUMNS)})"
+    f" VALUES ({', '.join('?' for _ in CLAIM_COLUMNS)})"
+)
 
 
 def _seeds(session: Session, rows: Sequence[Sequence[object]]) -> list[DirtySeed]:
@@ -98,7 +107,59 @@ def merged_rows(session: Session, agent_id: str, claim_id: str) -> list[str]:
     return found
 
 
-def _merge(session: Session, agent_id: str, request: MergeRequest, now: datetime) -> Claim:
+def _wording(
+    session: Session, survivor: Claim, content: str | None, policy: SecretPolicy
+) -> PreparedDraft | None:
+    """The model's merged text if the survivor may take it (`merged_wording`)."""
+    prepared = prepared_wording(survivor, content, policy)
+    if prepared is None:
+        return None
+    owner = session.one(
+        "SELECT id FROM agent_memory WHERE agent_id = ? AND provenance_key = ?",
+        (survivor.agent_id, prepared.key),
+    )
+    return merged_wording(
+        prepared,
+        survivor,
+        tombstoned=tombstones.matching(session, survivor.agent_id, prepared.identities) > 0,
+        key_owner=None if owner is None else str(owner[0]),
+    )
+
+
+def _keep_former_wording(session: Session, before: ClaimRow, copy_id: str, now: datetime) -> None:
+    """The survivor's wording before the merge, kept as a row retired into it (its own id,
+    a `merge` edge): a delete of the survivor then tombstones that exact text too, so a
+    replay of the conversation that said it stays suppressed (R-FORGET-1)."""
+    copy = attrs.evolve(
+        before,
+        id=copy_id,
+        superseded_by=before.id,
+        updated_at=now,
+        embedding_state="pending",  # never embedded: a retired row is not eligible
+        embedding_provider=None,
+        embedding_model=None,
+        embedding_dim=None,
+    )
+    session.execute(_INSERT_ROW, attrs.astuple(copy, recurse=False))
+    add_derivation(
+        session,
+        before.agent_id,
+        parent=copy_id,
+        child=before.id,
+        kind=DerivationKind.MERGE,
+        now=now,
+    )
+
+
+def _merge(
+    session: Session,
+    agent_id: str,
+    request: MergeRequest,
+    now: datetime,
+    *,
+    policy: SecretPolicy,
+    new_id: Callable[[], str],
+) -> Claim:
     ensure_not_fenced(session, agent_id)
     rows = [
         fetch_claim_row(session, agent_id, claim_id, for_update=True)
@@ -110,9 +171,12 @@ def _merge(session: Session, agent_id: str, request: MergeRequest, now: datetime
         challenged={row.id for row in rows if row is not None and row.conflict_state},
     )
     fields = survivor_fields(survivor, retired)
+    wording = _wording(session, survivor, request.content, policy)
     session.execute(
         # Re-embedded like any revision change: recall checks a vector's revision (§8.4).
+        # The lexical mirror follows a content change by its update trigger.
         """UPDATE agent_memory SET importance = ?, confidence = ?, category = ?,
+             content = ?, canonical_content = ?, provenance_key = ?,
              revision = revision + 1, updated_at = ?, embedding_state = 'pending',
              embedding_provider = NULL, embedding_model = NULL, embedding_dim = NULL
            WHERE agent_id = ? AND id = ?""",
@@ -120,11 +184,17 @@ def _merge(session: Session, agent_id: str, request: MergeRequest, now: datetime
             fields.importance,
             fields.confidence,
             None if fields.category is None else fields.category.value,
+            survivor.content if wording is None else wording.content,
+            survivor.canonical_content if wording is None else wording.canonical,
+            survivor.provenance_key if wording is None else wording.key,
             now,
             agent_id,
             survivor.id,
         ),
     )
+    if wording is not None:
+        former = new_id()
+        _keep_former_wording(session, rows[0], former, now)  # type: ignore[arg-type]
     session.execute(
         """UPDATE agent_memory SET superseded_by = ?, revision = revision + 1, updated_at = ?
            WHERE agent_id = ? AND id = ?""",
@@ -138,7 +208,7 @@ def _merge(session: Session, agent_id: str, request: MergeRequest, now: datetime
     both = session.dialect.id_list("memory_id")
     session.execute(
         f"DELETE FROM agent_memory_dirty WHERE agent_id = ? AND {both}",
-        (agent_id, [survivor.id, retired.id]),
+        (agent_id, [survivor.id, retired.id, *([] if wording is None else [former])]),
     )
     settle(session, agent_id, request.settle)
     audit.record(
@@ -148,7 +218,7 @@ def _merge(session: Session, agent_id: str, request: MergeRequest, now: datetime
         actor="scheduler",
         now=now,
         memory_id=survivor.id,
-        refs={"retired": retired.id},
+        refs={"retired": retired.id, "wording": "kept" if wording is None else "merged"},
     )
     fresh = fetch_claim_row(session, agent_id, survivor.id)
     assert fresh is not None
@@ -213,7 +283,9 @@ class MaintenanceMethods:
     def merge_claims(self, agent_id: str, request: MergeRequest, *, now: datetime) -> Claim:
         now = self._now(now)
         with self._write(agent_id) as session:
-            return _merge(session, agent_id, request, now)
+            return _merge(
+                session, agent_id, request, now, policy=self._policy, new_id=self._claim_id
+            )
 
     def insert_reflections(
         self,

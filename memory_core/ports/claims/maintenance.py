@@ -92,13 +92,16 @@ class DirtySeed:
 @attrs.frozen(kw_only=True)
 class MergeRequest:
     """Retire `retired_id` into `survivor_id` (both at the revisions the decision read),
-    settling `settle` in the same transaction (reference §8.4)."""
+    settling `settle` in the same transaction (reference §8.4). `content`: the model's
+    merged wording for the survivor, when it gave one (`storage.consolidation.
+    merged_wording` says when the store takes it)."""
 
     survivor_id: str
     survivor_revision: int
     retired_id: str
     retired_revision: int
     settle: tuple[DirtySeed, ...] = ()
+    content: str | None = None
 
 
 @runtime_checkable
@@ -128,9 +131,12 @@ class Consolidation(Protocol):
 
     def merge_claims(self, agent_id: str, request: MergeRequest, *, now: datetime) -> Claim:
         """One transaction: the survivor takes the higher importance, the category it lacks
-        and confidence + 0.1 (`memory_core.storage.consolidation`), revision+1; the retired
+        and confidence + 0.1 (`memory_core.storage.consolidation`), revision+1, and the
+        request's merged `content` when the rule admits it (secret policy applied, not
+        tombstoned, no other row's text; otherwise it keeps its own wording); the retired
         row is superseded by it (revision+1); a `merge` edge retired → survivor; the seeds
-        settle. RevisionConflict when either row moved or is no longer recallable,
+        settle. RevisionConflict when either row moved, is no longer recallable or is the
+        target of an open challenge,
         ValidationError when they differ in scope or kind (nothing changes). Returns the
         survivor."""
         ...
