@@ -101,3 +101,21 @@ def test_persona_show_approve_and_reject(cli: Cli) -> None:
     assert cli.json("persona", "show", "--agent", "A")["active"]["id"] == draft_id
     code, _, _ = cli.run("persona", "reject", "--agent", "A", draft_id)
     assert code == 2
+
+
+def test_persona_rollback_brings_the_previous_version_back(cli: Cli) -> None:
+    """§8.6: `persona rollback` is the user's undo of an approval; with no earlier version
+    it is a user error and changes nothing."""
+
+    async def approve(memory: MemoryService, text: str) -> str:
+        version = memory.store.draft_persona("A", text, now=memory.now())
+        assert version is not None
+        return (await memory.approve_persona("A", version.id)).id
+
+    first = asyncio.run(_with_memory(cli, lambda m: approve(m, "I am a careful helper.")))
+    code, _, _ = cli.run("persona", "rollback", "--agent", "A")
+    assert code == 2
+    asyncio.run(_with_memory(cli, lambda m: approve(m, "I am a quick, witty helper.")))
+    restored = cli.json("persona", "rollback", "--agent", "A")
+    assert (restored["id"], restored["state"]) == (first, "active")
+    assert cli.json("persona", "show", "--agent", "A")["active"]["id"] == first

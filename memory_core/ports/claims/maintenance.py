@@ -281,7 +281,8 @@ class PersonaView:
 @runtime_checkable
 class Personas(Protocol):
     """Persona rows (kind persona, internal: never listed, searched or embedded). No call
-    but `approve_persona` makes a version active (reference §8.6)."""
+    but `approve_persona` and the user's `rollback_persona` make a version active
+    (reference §8.6)."""
 
     def persona(self, agent_id: str) -> PersonaView:
         """The agent's active version and pending draft (either may be None)."""
@@ -301,4 +302,11 @@ class Personas(Protocol):
     def reject_persona(self, agent_id: str, draft_id: str, *, now: datetime) -> PersonaVersion:
         """The draft is rejected; the active version is untouched. NotFound unless
         `draft_id` is the pending draft."""
+        ...
+
+    def rollback_persona(self, agent_id: str, *, now: datetime) -> PersonaVersion:
+        """The user's undo of an approval, in one transaction (audit `persona/rollback`):
+        the active version is rejected and the newest retired one active again; a pending
+        draft is untouched. Repeated, it walks further back. NotFound unless the agent has
+        an active and a retired version. Returns the version now active."""
         ...
