@@ -1,10 +1,6 @@
-"""`FakeConsolidation`: the `Consolidation` role in memory (R-MAINT-1, reference §7.7–8.4).
-
-The SQL stores fill their dirty queue by triggers; the fake has none, so it reconciles the
-queue with the rows whenever the role is asked: a row of a recallable kind whose revision
-or embedding changed since it was last seen — or that is gone — gets its seed upserted
-(generation + 1), exactly the seeds the triggers would have left behind by then.
-"""
+"""`FakeConsolidation`: the `Consolidation` role in memory (R-MAINT-1, reference §7.7–8.4):
+merges, reflections, stale archiving and the maintenance audit trail over the dirty queue
+of `fake_dirty_queue`. What each decides is `memory_core.storage.consolidation`'s."""
 
 from __future__ import annotations
 
@@ -15,23 +11,21 @@ from typing import Any
 
 import attrs
 
-from memory_contracts.fake_claim_table import ClaimTable, FakeStoreBase
+from memory_contracts.fake_claim_table import ClaimTable
+from memory_contracts.fake_dirty_queue import FakeDirtyQueue, sync
 from memory_core.domain.claims import (
     Claim,
     ClaimDraft,
-    ClaimKind,
     EmbeddingState,
     Lifecycle,
     WriteOrigin,
 )
-from memory_core.domain.errors import ClearInProgress, ValidationError
+from memory_core.domain.errors import ClearInProgress
 from memory_core.domain.validation import check_int
 from memory_core.ports.claims import (
-    MAX_DIRTY_BATCH,
     AuditEvent,
     Derivation,
     DerivationKind,
-    DirtySeed,
     InsertOutcome,
     InsertStatus,
     MergeRequest,
@@ -39,7 +33,7 @@ from memory_core.ports.claims import (
 from memory_core.storage.consolidation import (
     OPERATIONAL_EVENTS,
     check_merge,
-    deferred_at,
+    check_reflections,
     merged_wording,
     prepared_wording,
     stale_ids,
@@ -50,36 +44,6 @@ from memory_core.storage.drafts import PreparedDraft, stored_time
 __all__ = ["FakeConsolidation", "merged_ids"]
 
 _sequence = itertools.count(1)
-
-
-def _signature(claim: Claim) -> tuple[object, ...]:
-    return (claim.revision, claim.embedding_state, claim.embedding)
-
-
-def _sync(table: ClaimTable) -> None:
-    """Upsert the seeds the SQL triggers would have written since the last call."""
-    for claim in table.rows.values():
-        key = (claim.agent_id, claim.id)
-        if claim.kind.is_internal:
-            continue
-        seen = table.seen.get(key)
-        if seen is None or seen[0] != _signature(claim):
-            _upsert(table, key, claim.revision, claim.updated_at)
-            table.seen[key] = (_signature(claim), claim.updated_at)
-    for key in [k for k in table.seen if k[1] not in table.rows]:
-        (revision, *_), updated = table.seen.pop(key)
-        if key[0] not in table.jobs:  # a clear drops the dirty state, as in SQL
-            _upsert(table, key, revision, updated)  # type: ignore[arg-type]
-
-
-def _upsert(table: ClaimTable, key: tuple[str, str], revision: int, when: datetime) -> None:
-    old = table.dirty.get(key)
-    table.dirty[key] = DirtySeed(
-        memory_id=key[1],
-        generation=1 if old is None else old.generation + 1,
-        claim_revision=revision,
-        enqueued_at=when if old is None else max(old.enqueued_at, when),
-    )
 
 
 def _challenged(table: ClaimTable, agent_id: str) -> set[str]:
@@ -104,54 +68,7 @@ def merged_ids(table: ClaimTable, agent_id: str, claim_id: str) -> list[str]:
     return found
 
 
-class FakeConsolidation(FakeStoreBase):
-    def _synced(self) -> ClaimTable:
-        table = self._open()
-        _sync(table)
-        return table
-
-    def dirty_agents(self, *, limit: int) -> Sequence[str]:
-        check_int(limit, "limit", minimum=1)
-        table = self._synced()
-        oldest: dict[str, datetime] = {}
-        for (agent, _), seed in table.dirty.items():
-            if agent not in table.jobs:
-                oldest[agent] = min(oldest.get(agent, seed.enqueued_at), seed.enqueued_at)
-        return sorted(oldest, key=lambda agent: (oldest[agent], agent))[:limit]
-
-    def list_dirty(self, agent_id: str, *, limit: int) -> Sequence[DirtySeed]:
-        check_int(limit, "limit", minimum=1, maximum=MAX_DIRTY_BATCH)
-        table = self._synced()
-        if agent_id in table.jobs:
-            return []
-        seeds = [seed for (agent, _), seed in table.dirty.items() if agent == agent_id]
-        return sorted(seeds, key=lambda s: (s.enqueued_at, s.memory_id))[:limit]
-
-    def settle_dirty(self, agent_id: str, seeds: Sequence[DirtySeed]) -> int:
-        table = self._synced()
-        settled = 0
-        for seed in seeds:
-            key = (agent_id, seed.memory_id)
-            current = table.dirty.get(key)
-            if current is not None and current.generation == seed.generation:
-                del table.dirty[key]
-                settled += 1
-        return settled
-
-    def defer_dirty(self, agent_id: str, seeds: Sequence[DirtySeed], *, now: datetime) -> int:
-        table = self._synced()
-        at = stored_time(now, "now")
-        owned = [s.enqueued_at for (agent, _), s in table.dirty.items() if agent == agent_id]
-        at = deferred_at(at, owned)
-        moved = 0
-        for seed in seeds:
-            key = (agent_id, seed.memory_id)
-            current = table.dirty.get(key)
-            if current is not None and current.generation == seed.generation:
-                table.dirty[key] = attrs.evolve(current, enqueued_at=at)
-                moved += 1
-        return moved
-
+class FakeConsolidation(FakeDirtyQueue):
     def merge_claims(self, agent_id: str, request: MergeRequest, *, now: datetime) -> Claim:
         at = stored_time(now, "now")
         table = self._synced()
@@ -198,7 +115,7 @@ class FakeConsolidation(FakeStoreBase):
             )
             table.bump(retired, at, superseded_by=survivor.id)
             table.derive(retired, survivor.id, DerivationKind.MERGE, at)
-            _sync(table)
+            sync(table)
             for claim_id in touched:
                 table.dirty.pop((agent_id, claim_id), None)
             for seed in request.settle:
@@ -234,11 +151,7 @@ class FakeConsolidation(FakeStoreBase):
         sources: Sequence[str],
         now: datetime,
     ) -> Sequence[InsertOutcome]:
-        for draft in drafts:
-            if draft.agent_id != agent_id:
-                raise ValidationError("agent_id", "a reflection belongs to the agent it reflects")
-            if draft.kind is not ClaimKind.REFLECTION:
-                raise ValidationError("kind", "insights are reflection claims")
+        check_reflections(agent_id, drafts)
         at = stored_time(now, "now")
         insert_many: Any = getattr(self, "insert_many")  # noqa: B009 -- the records role's
         with self._open().transaction() as table:

@@ -15,7 +15,13 @@ from datetime import datetime, timedelta
 
 import attrs
 
-from memory_core.domain.claims import MAX_EXTRACTED_CONTENT_CODE_POINTS, Category, Claim
+from memory_core.domain.claims import (
+    MAX_EXTRACTED_CONTENT_CODE_POINTS,
+    Category,
+    Claim,
+    ClaimDraft,
+    ClaimKind,
+)
 from memory_core.domain.errors import RevisionConflict, ValidationError
 from memory_core.ports.claims.maintenance import MergeRequest
 from memory_core.ports.secrets import SecretPolicy
@@ -31,6 +37,7 @@ __all__ = [
     "OPERATIONAL_EVENTS",
     "SurvivorFields",
     "check_merge",
+    "check_reflections",
     "decay",
     "deferred_at",
     "is_near_exact",
@@ -106,6 +113,16 @@ def check_merge(
     if survivor.kind is not retired.kind:
         raise ValidationError("kind", "merged claims must share one kind")
     return survivor, retired
+
+
+def check_reflections(agent_id: str, drafts: Sequence[ClaimDraft]) -> None:
+    """Insights are `reflection` claims of the agent whose claims they reflect (§8.5);
+    ValidationError before anything is stored."""
+    for draft in drafts:
+        if draft.agent_id != agent_id:
+            raise ValidationError("agent_id", "a reflection belongs to the agent it reflects")
+        if draft.kind is not ClaimKind.REFLECTION:
+            raise ValidationError("kind", "insights are reflection claims")
 
 
 def survivor_fields(survivor: Claim, retired: Claim) -> SurvivorFields:

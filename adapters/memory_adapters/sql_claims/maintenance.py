@@ -24,8 +24,7 @@ from memory_adapters.sql_claims.queries import (
 )
 from memory_adapters.sql_claims.rows import CLAIM_COLUMNS, ClaimRow
 from memory_adapters.sql_claims.session import Session
-from memory_core.domain.claims import Claim, ClaimDraft, ClaimKind, WriteOrigin
-from memory_core.domain.errors import ValidationError
+from memory_core.domain.claims import Claim, ClaimDraft, WriteOrigin
 from memory_core.domain.validation import check_int
 from memory_core.ports.claims import (
     MAX_DIRTY_BATCH,
@@ -39,6 +38,7 @@ from memory_core.ports.secrets import SecretPolicy
 from memory_core.storage.consolidation import (
     OPERATIONAL_EVENTS,
     check_merge,
+    check_reflections,
     deferred_at,
     merged_wording,
     prepared_wording,
@@ -295,11 +295,7 @@ class MaintenanceMethods:
         sources: Sequence[str],
         now: datetime,
     ) -> Sequence[InsertOutcome]:
-        for draft in drafts:
-            if draft.agent_id != agent_id:
-                raise ValidationError("agent_id", "a reflection belongs to the agent it reflects")
-            if draft.kind is not ClaimKind.REFLECTION:
-                raise ValidationError("kind", "insights are reflection claims")
+        check_reflections(agent_id, drafts)
         prepared = [prepare(draft, self._policy) for draft in drafts]
         now = self._now(now)
         with self._write(agent_id) as session:

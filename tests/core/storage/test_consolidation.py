@@ -8,13 +8,14 @@ from datetime import UTC, datetime, timedelta
 import attrs
 import pytest
 
-from memory_core.domain.claims import Category, Claim, ClaimKind, Lifecycle
+from memory_core.domain.claims import Category, Claim, ClaimDraft, ClaimKind, Lifecycle
 from memory_core.domain.errors import RevisionConflict, ValidationError
 from memory_core.domain.scope import Scope
 from memory_core.ports.claims import MergeRequest
 from memory_core.storage.consolidation import (
     DEFER_STEP,
     check_merge,
+    check_reflections,
     deferred_at,
     is_near_exact,
     is_stale,
@@ -168,3 +169,19 @@ def test_a_deferred_seed_goes_behind_the_newest_one() -> None:
     assert deferred_at(NOW, [NOW - timedelta(days=1), later]) == later + DEFER_STEP
     assert deferred_at(NOW, [NOW - timedelta(days=1)]) == NOW
     assert deferred_at(NOW, []) == NOW
+
+
+@pytest.mark.parametrize(
+    ("agent_id", "kind", "field"),
+    [("b", ClaimKind.REFLECTION, "agent_id"), ("a", ClaimKind.SEMANTIC, "kind")],
+)
+def test_an_insight_is_a_reflection_of_its_own_agent(
+    agent_id: str, kind: ClaimKind, field: str
+) -> None:
+    """§8.5: a draft of another agent or kind is refused before anything is stored."""
+    good = ClaimDraft(agent_id="a", kind=ClaimKind.REFLECTION, content="Likes quiet mornings.")
+    check_reflections("a", [good])
+    bad = attrs.evolve(good, agent_id=agent_id, kind=kind)
+    with pytest.raises(ValidationError) as caught:
+        check_reflections("a", [good, bad])
+    assert caught.value.field == field
