@@ -29,6 +29,9 @@ def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Cli:
 
 
 def test_a_pass_merges_two_rewordings_and_delete_forgets_both(cli: Cli) -> None:
+    """Issue 12's user story, offline: two rewordings, one pass, one live claim, a merge
+    edge in its history, and deleting it suppresses a replay of both (R-LINEAGE-1,
+    R-FORGET-1)."""
     cli.json("remember", "--agent", "A", CALLED)
     cli.json("remember", "--agent", "A", NAMED)
 
@@ -42,6 +45,11 @@ def test_a_pass_merges_two_rewordings_and_delete_forgets_both(cli: Cli) -> None:
     assert merge["memory_id"] == live["id"] and "retired" in merge["refs"]
     status = cli.json("maintenance", "status", "--agent", "A")
     assert status["last_passes"][0]["refs"]["merged"] == 1
+    history = cli.json("history", live["id"], "--agent", "A")
+    retired = merge["refs"]["retired"]
+    assert [(e["parent_id"], e["kind"], e["child_id"]) for e in history["derivations"]] == [
+        (retired, "merge", live["id"])
+    ]
     cli.json("delete", "--agent", "A", live["id"])
     for text in (CALLED, NAMED):
         assert cli.json("remember", "--agent", "A", text)["status"] == "suppressed", text
