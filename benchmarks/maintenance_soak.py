@@ -6,9 +6,11 @@ R-HOST-1, R-LINEAGE-1).
     python -m benchmarks maintenance_soak            # 20 agents x 2,000 turns
     python -m benchmarks maintenance_soak --quick    # 4 agents x 40 turns
 
-Phase 1 runs in a child process that is SIGKILLed after `--kill-after` seconds (or when it
-finishes first); phase 2 reopens the same data directory, runs every agent's remaining turns
-with maintenance cycling, quiesces, runs a final pass per agent and checks integrity:
+Phase 1 runs in a child process (at most half of every agent's turns) that is SIGKILLed after
+`--kill-after` seconds (or when it finishes first); phase 2 reopens the same data directory,
+runs every agent's remaining turns (from the count of its user messages on the tape, so each
+agent says exactly `--turns` things across both phases) with maintenance cycling,
+quiesces, runs a final pass per agent and checks integrity:
 
 - FTS mirror = recallable claims (rows of the contentless index vs live rows);
 - vector ids = ready claims, per agent, after the coverage check of a warm-up;
@@ -151,7 +153,24 @@ async def _cycler(
         memory.start_maintenance()
 
 
-async def _phase(root: Path, *, agents: int, turns: range, seed: int) -> dict[str, Any]:
+async def _progress(record: dict[str, Any], phase: int, total: int, done: asyncio.Event) -> None:
+    """Figures every 30 s on stderr, so a run stopped early (or SIGKILLed) still says
+    something."""
+    started = time.monotonic()
+    while not done.is_set():
+        await asyncio.sleep(30)
+        figures = {key: record[key] for key in ("turns", "stops", "drain_timeouts", "drain_max_s")}
+        figures["drain_max_s"] = round(figures["drain_max_s"], 2)
+        print(
+            f"[phase {phase}] {time.monotonic() - started:.0f} s: {figures['turns']}/{total}"
+            f" turns, {json.dumps(figures)} errors={dict(record['errors'])}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+async def _phase(root: Path, *, turns: Sequence[range], seed: int) -> dict[str, Any]:
+    """Every agent `index` runs `turns[index]`, all at once, with maintenance cycling."""
     memory, tape = _open(root)
     record: dict[str, Any] = {
         "turns": 0,
@@ -163,6 +182,8 @@ async def _phase(root: Path, *, agents: int, turns: range, seed: int) -> dict[st
     memory.start_maintenance()
     done = asyncio.Event()
     cycler = asyncio.ensure_future(_cycler(memory, random.Random(seed), record, done))
+    total = sum(len(r) for r in turns)
+    reporter = asyncio.ensure_future(_progress(record, seed, total, done))
     try:
         await asyncio.gather(
             *(
@@ -170,16 +191,17 @@ async def _phase(root: Path, *, agents: int, turns: range, seed: int) -> dict[st
                     memory,
                     tape,
                     index=index,
-                    turns=turns,
+                    turns=own,
                     rng=random.Random(seed * 1_000 + index),
                     record=record,
                 )
-                for index in range(agents)
+                for index, own in enumerate(turns)
             )
         )
     finally:
         done.set()
         await cycler
+        reporter.cancel()
     await memory.quiesce()
     record["errors"] = dict(record["errors"])
     record["drain_max_s"] = round(record["drain_max_s"], 2)
@@ -188,11 +210,32 @@ async def _phase(root: Path, *, agents: int, turns: range, seed: int) -> dict[st
 
 
 def _child(root: Path, agents: int, turns: int) -> None:
-    asyncio.run(_phase(root, agents=agents, turns=range(turns), seed=1))
+    asyncio.run(_phase(root, turns=[range(turns)] * agents, seed=1))
 
 
-async def _finish(root: Path, *, agents: int, turns: range) -> dict[str, Any]:
-    record = await _phase(root, agents=agents, turns=turns, seed=2)
+def _turns_done(root: Path, agents: int) -> list[int]:
+    """Turns each agent began before the SIGKILL: its user messages on the tape (none
+    when the kill came before the tape was created)."""
+    path = root / "tape.sqlite3"
+    if not path.exists():
+        return [0] * agents
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    said = dict(
+        conn.execute(
+            """SELECT session_id, count(*) FROM tape_entry
+               WHERE type = 'message' AND role = 'user' GROUP BY session_id"""
+        ).fetchall()
+    )
+    conn.close()
+    return [int(said.get(f"session-{index:02d}", 0)) for index in range(agents)]
+
+
+async def _finish(root: Path, *, agents: int, turns: int) -> dict[str, Any]:
+    """Phase 2: every agent's turns from where phase 1 left it to `turns`, so each agent
+    has said exactly `turns` things across both phases; then the final passes and checks."""
+    done = _turns_done(root, agents)
+    record = await _phase(root, turns=[range(d, turns) for d in done], seed=2)
+    record["phase1_turns"] = sum(done)
     memory: MemoryService = record.pop("memory")
     memory.resume()
     passes = merges = 0
@@ -295,7 +338,7 @@ def run(*, agents: int, turns: int, kill_after: float, root: Path | None = None)
             child.send_signal(signal.SIGKILL)
             child.wait()
             killed = True
-        report = asyncio.run(_finish(base, agents=agents, turns=range(half, turns)))
+        report = asyncio.run(_finish(base, agents=agents, turns=turns))
         report.update(
             agents=agents,
             turns_per_agent=turns,

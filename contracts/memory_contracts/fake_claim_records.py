@@ -12,6 +12,7 @@ from functools import partial
 import attrs
 
 from memory_contracts.fake_claim_table import ClaimTable, FakeStoreBase
+from memory_contracts.fake_conflicts import settle_removed
 from memory_core.domain.claims import Claim, ClaimDraft, EmbeddingState, Lifecycle, WriteOrigin
 from memory_core.domain.errors import ClearInProgress, NotFound, ScopeError, ValidationError
 from memory_core.domain.scope import Scope, ScopeFilter
@@ -23,6 +24,7 @@ from memory_core.storage.admission import (
     require_generic_kind,
     tombstone_verdict,
 )
+from memory_core.storage.conflicts import Removal
 from memory_core.storage.drafts import PreparedDraft, draft_of, prepare, stored_time
 from memory_core.storage.intervals import closed_valid_until, closing_instant, reopened_temporal
 from memory_core.storage.succession import (
@@ -167,7 +169,10 @@ class FakeClaimRecords(FakeStoreBase):
 
     @staticmethod
     def _retire(table: ClaimTable, old: Claim, by: str, ends: datetime, now: datetime) -> None:
-        """Point `old` at its successor `by`; a state still holding at `ends` ends there."""
+        """Point `old` at its successor `by`; a state still holding at `ends` ends there.
+        A challenge `old` takes part in is settled first (`storage.conflicts`)."""
+        settle_removed(table, old.agent_id, old.id, Removal.RETIRE, now)
+        old = table.rows[old.id]
         until = closed_valid_until(old.temporal, ends)
         interval = attrs.evolve(old.temporal.interval, valid_until=until)
         table.bump(
@@ -204,4 +209,8 @@ class FakeClaimRecords(FakeStoreBase):
             # Idempotent, and only archived ↔ active: restoring a conflicted row is a no-op.
             if claim.lifecycle is to or Lifecycle.ARCHIVED not in (claim.lifecycle, to):
                 return claim
+            at = stored_time(now, "now")
+            if to is Lifecycle.ARCHIVED:
+                settle_removed(table, agent_id, claim_id, Removal.RETIRE, at)
+                claim = table.rows[claim_id]
             return table.bump(claim, stored_time(now, "now"), lifecycle=to, **changes)

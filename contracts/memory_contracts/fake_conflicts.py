@@ -1,6 +1,7 @@
 """`FakeConflicts`: the `Conflicts` role in memory (reference §7.8). The domain `Claim`
 carries no conflict link, so the fake keeps the links beside the rows: challenger id →
-target id, per owner; a target is challenged while any link points at it."""
+target id, per owner; a target is challenged while any link points at it. What a
+resolution or a removal moves is `memory_core.storage.conflicts`'s decision."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from memory_core.domain.errors import ClearInProgress, NotFound, RevisionConflic
 from memory_core.domain.validation import check_int
 from memory_core.ports.claims import Conflict, DerivationKind, InsertOutcome, Resolution
 from memory_core.ports.claims import InsertStatus as Status
+from memory_core.storage.conflicts import LinkChange, Removal, removal_change, resolution_change
 from memory_core.storage.drafts import stored_time
 
-__all__ = ["FakeConflicts"]
+__all__ = ["FakeConflicts", "apply_change", "settle_removed"]
 
 
 class FakeConflicts(FakeStoreBase):
@@ -77,32 +79,50 @@ class FakeConflicts(FakeStoreBase):
         with self._open().transaction() as table:
             if agent_id in table.jobs:
                 raise ClearInProgress("a clear job is pending for this agent")
-            target_id = table.conflicts.pop((agent_id, challenger_id), None)
-            challenger = table.find(agent_id, challenger_id)
-            if target_id is None or challenger is None:
+            target_id = table.conflicts.get((agent_id, challenger_id))
+            if target_id is None or table.find(agent_id, challenger_id) is None:
                 raise NotFound(f"no open challenge {challenger_id} for this agent")
-            target = table.rows[target_id]
-            if resolution is Resolution.KEEP_TARGET:
-                table.bump(challenger, at, lifecycle=Lifecycle.ARCHIVED, superseded_by=target_id)
-                table.derive(challenger, target_id, DerivationKind.SUPERSEDE, at)
-                standing = target_id
-            else:
-                table.bump(challenger, at, lifecycle=Lifecycle.ACTIVE)
-                standing = challenger_id
-            if resolution is Resolution.KEEP_CHALLENGER:
-                table.bump(target, at, superseded_by=challenger_id)
-                table.derive(target, challenger_id, DerivationKind.SUPERSEDE, at)
-                for sibling_id in _challengers_of(table, agent_id, target_id):
-                    del table.conflicts[(agent_id, sibling_id)]
-                    sibling = table.rows[sibling_id]
-                    table.bump(
-                        sibling, at, lifecycle=Lifecycle.ARCHIVED, superseded_by=challenger_id
-                    )
-                    table.derive(sibling, challenger_id, DerivationKind.SUPERSEDE, at)
+            standing, change = resolution_change(
+                resolution, challenger_id, target_id, _challengers_of(table, agent_id, target_id)
+            )
+            apply_change(table, agent_id, change, at)
             return table.rows[standing]
 
 
-def _challengers_of(table: ClaimTable, agent_id: str, target_id: str) -> list[str]:
-    return sorted(
-        c for (owner, c), t in table.conflicts.items() if (owner, t) == (agent_id, target_id)
+def apply_change(table: ClaimTable, agent_id: str, change: LinkChange, at: datetime) -> None:
+    """Execute `change` on the rows; the challenged flag is derived from the links here."""
+    for claim_id in change.activate:
+        table.bump(table.rows[claim_id], at, lifecycle=Lifecycle.ACTIVE)
+    for claim_id, successor in change.archive:
+        table.bump(table.rows[claim_id], at, lifecycle=Lifecycle.ARCHIVED, superseded_by=successor)
+    for claim_id, successor in change.supersede:
+        table.bump(table.rows[claim_id], at, superseded_by=successor)
+    for claim_id in change.unlink:
+        table.conflicts.pop((agent_id, claim_id), None)
+    for parent, child in change.edges:
+        table.derive(table.rows[parent], child, DerivationKind.SUPERSEDE, at)
+
+
+def settle_removed(
+    table: ClaimTable, agent_id: str, claim_id: str, how: Removal, at: datetime
+) -> None:
+    """Settle the challenge `claim_id` takes part in, before it is deleted or retired."""
+    target = table.conflicts.get((agent_id, claim_id))
+    change = removal_change(
+        claim_id,
+        how,
+        challengers=_challengers_of(table, agent_id, claim_id),
+        target=target,
+        siblings=() if target is None else _challengers_of(table, agent_id, target),
     )
+    apply_change(table, agent_id, change, at)
+
+
+def _challengers_of(table: ClaimTable, agent_id: str, target_id: str) -> list[str]:
+    """Open challengers of `target_id`, oldest first (the SQL stores' order)."""
+    found = [
+        table.rows[c]
+        for (owner, c), t in table.conflicts.items()
+        if (owner, t) == (agent_id, target_id)
+    ]
+    return [c.id for c in sorted(found, key=lambda c: (c.created_at, c.id))]

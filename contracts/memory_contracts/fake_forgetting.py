@@ -10,9 +10,11 @@ from datetime import datetime
 import attrs
 
 from memory_contracts.fake_claim_table import TABLES, FakeStoreBase
+from memory_contracts.fake_conflicts import settle_removed
 from memory_contracts.fake_maintenance import merged_ids
 from memory_core.domain.errors import NotFound, ValidationError
 from memory_core.ports.claims import ClearPhase, ClearProgress, DeleteOutcome
+from memory_core.storage.conflicts import Removal
 from memory_core.storage.drafts import stored_time
 from memory_core.storage.tombstones import identities_of_claim
 
@@ -25,11 +27,12 @@ class FakeForgetting(FakeStoreBase):
     def delete(self, agent_id: str, claim_id: str, *, now: datetime) -> DeleteOutcome:
         with self._open().transaction() as table:
             claim = table.owned(agent_id, claim_id)
-            stored_time(now, "now")
             # What was merged into the claim is the same fact: it is forgotten with it.
             merged = [table.rows[i] for i in merged_ids(table, agent_id, claim_id)]
             written = 0
+            at = stored_time(now, "now")
             for victim in (claim, *merged):
+                settle_removed(table, agent_id, victim.id, Removal.DELETE, at)
                 written += table.bury(agent_id, identities_of_claim(victim))
                 del table.rows[victim.id]
         return DeleteOutcome(claim_id=claim_id, tombstones_written=written)

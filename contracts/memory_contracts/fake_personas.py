@@ -81,6 +81,22 @@ class FakePersonas(FakeStoreBase):
         table.personas[(agent_id, draft.id)] = rejected
         return rejected
 
+    def rollback_persona(self, agent_id: str, *, now: datetime) -> PersonaVersion:
+        at = stored_time(now, "now")
+        table = self._open()
+        if agent_id in table.jobs:
+            raise ClearInProgress("a clear job is pending for this agent")
+        active = _latest(table, agent_id, PersonaState.ACTIVE)
+        previous = _latest(table, agent_id, PersonaState.RETIRED)
+        if active is None or previous is None:
+            raise NotFound("no earlier persona version to roll back to for this agent")
+        table.personas[(agent_id, active.id)] = attrs.evolve(
+            active, state=PersonaState.REJECTED, updated_at=at
+        )
+        restored = attrs.evolve(previous, state=PersonaState.ACTIVE, updated_at=at)
+        table.personas[(agent_id, previous.id)] = restored
+        return restored
+
     @staticmethod
     def _pending(
         table: ClaimTable, agent_id: str, draft_id: str

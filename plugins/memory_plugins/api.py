@@ -381,6 +381,9 @@ class SyncMemory:
     def reject_persona(self, agent_id: str, draft_id: str) -> PersonaVersion:
         return self.run(lambda m: m.reject_persona(agent_id, draft_id))
 
+    def rollback_persona(self, agent_id: str) -> PersonaVersion:
+        return self.run(lambda m: m.rollback_persona(agent_id))
+
     def audit_events(self, agent_id: str, *, limit: int = 50) -> Sequence[AuditEvent]:
         return self._run_sync(lambda m: m.audit_events(agent_id, limit=limit))
 

@@ -99,6 +99,59 @@ def test_a_value_change_is_not_merged_without_a_model(tmp_path: Path) -> None:
     asyncio.run(go())
 
 
+@pytest.mark.parametrize(
+    ("answer", "wording"),
+    [
+        ('{"same": true, "content": "The user has a cat named Miso."}', "merged"),
+        ('{"same": true}', "kept"),
+        (
+            '{"same": true, "content": "The user has a cat named Miso, key sk-'
+            'abcdefghijklmnopqrstuvwx1234."}',
+            "kept",
+        ),
+    ],
+)
+def test_the_models_merged_wording_becomes_the_survivors_text(
+    tmp_path: Path, answer: str, wording: str
+) -> None:
+    """§8.4 with a scripted text provider: the model's merged text is the survivor's new
+    content (revision + 1, the merge edge as without it); no text, or one the secret policy
+    refuses, leaves the survivor's own wording. Deleting the survivor then suppresses a
+    replay of every text it stood for (R-FORGET-1)."""
+    clock = ManualClock()
+    text = ScriptedTextProvider([answer])
+    pet = "The user keeps a cat, and its name is Miso."
+
+    async def go() -> None:
+        memory = make_memory(
+            tmp_path, clock, overrides={"text_provider": text}, merge_similarity_threshold=0.3
+        )
+        try:
+            older, newer = await _remember(memory, clock, CALLED, pet)
+            before = memory.store.get(A, newer)
+            report = await memory.run_maintenance(A, heavy=True)
+            assert (report.mode, report.merged, report.llm_calls) == (PassMode.HEAVY, 1, 1)
+            [survivor] = memory.list_claims(A)
+            assert survivor.id == newer and survivor.revision == before.revision + 1
+            merged = "The user has a cat named Miso."
+            assert survivor.content == (merged if wording == "merged" else pet)
+            assert "sk-" not in repr(memory.list_claims(A, include_inactive=True))
+            parents = {e.parent_id for e in memory.store.list_derivations(A, newer)}
+            assert older in parents
+            await memory.delete(A, newer)
+            for replay_text in {CALLED, pet, survivor.content}:
+                replay = memory.store.insert(
+                    ClaimDraft(agent_id=A, kind="semantic", content=replay_text),  # type: ignore[arg-type]
+                    origin=WriteOrigin.EXTRACTION,
+                    now=clock.now(),
+                )
+                assert replay.status is InsertStatus.SUPPRESSED, replay_text
+        finally:
+            await memory.aclose()
+
+    asyncio.run(go())
+
+
 class _DeafTextProvider:
     """Stalls every call and ignores its token: only the fence can end the pass."""
 
@@ -154,6 +207,57 @@ def test_stop_returns_at_once_and_drain_ends_a_pass_stalled_in_a_provider_call(
             memory.start_maintenance()  # ...until start() re-arms
             assert memory.maintenance_status().running
         finally:
+            await memory.aclose()
+
+    asyncio.run(go())
+
+
+def test_a_drain_of_many_stalled_passes_costs_the_rounds_of_one(tmp_path: Path) -> None:
+    """R-MAINT-2: drain() collects every pass the fence ended at once instead of awaiting
+    each in turn — the cost of a turn per pass made drains on a busy loop (each round slow)
+    run past their timeout after every pass had settled. Counted in scheduler rounds, not
+    seconds: eight stalled passes drain in fewer rounds than there are passes."""
+    clock = ManualClock()
+    deaf = _DeafTextProvider()
+    agents = [f"agent-{i}" for i in range(8)]
+
+    async def go() -> None:
+        memory = make_memory(
+            tmp_path,
+            clock,
+            overrides={"text_provider": deaf},
+            merge_similarity_threshold=0.3,
+            maintenance_concurrency=len(agents),
+        )
+        rounds = 0
+
+        async def count() -> None:
+            nonlocal rounds
+            while True:
+                rounds += 1
+                await asyncio.sleep(0)
+
+        counter = asyncio.ensure_future(count())
+        try:
+            for agent in agents:
+                for text in (CALLED, "The user's dog is called Rex."):
+                    await memory.remember(agent, text)
+                    clock.advance(1)
+            memory.start_maintenance()
+            running = [asyncio.ensure_future(memory.run_maintenance(a, heavy=True)) for a in agents]
+            for _ in range(1_000):
+                if deaf.calls == len(agents):
+                    break
+                await asyncio.sleep(0.01)
+            assert deaf.calls == len(agents), "not every pass reached the provider"
+            memory.stop_maintenance()
+            before = rounds
+            await memory.drain_maintenance(timeout=30.0)
+            assert rounds - before < len(agents)
+            assert all(r.stopped for r in await asyncio.gather(*running))
+            assert memory.maintenance_status().in_flight == ()
+        finally:
+            counter.cancel()
             await memory.aclose()
 
     asyncio.run(go())

@@ -29,6 +29,9 @@ def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Cli:
 
 
 def test_a_pass_merges_two_rewordings_and_delete_forgets_both(cli: Cli) -> None:
+    """Issue 12's user story, offline: two rewordings, one pass, one live claim, a merge
+    edge in its history, and deleting it suppresses a replay of both (R-LINEAGE-1,
+    R-FORGET-1)."""
     cli.json("remember", "--agent", "A", CALLED)
     cli.json("remember", "--agent", "A", NAMED)
 
@@ -42,6 +45,11 @@ def test_a_pass_merges_two_rewordings_and_delete_forgets_both(cli: Cli) -> None:
     assert merge["memory_id"] == live["id"] and "retired" in merge["refs"]
     status = cli.json("maintenance", "status", "--agent", "A")
     assert status["last_passes"][0]["refs"]["merged"] == 1
+    history = cli.json("history", live["id"], "--agent", "A")
+    retired = merge["refs"]["retired"]
+    assert [(e["parent_id"], e["kind"], e["child_id"]) for e in history["derivations"]] == [
+        (retired, "merge", live["id"])
+    ]
     cli.json("delete", "--agent", "A", live["id"])
     for text in (CALLED, NAMED):
         assert cli.json("remember", "--agent", "A", text)["status"] == "suppressed", text
@@ -101,3 +109,21 @@ def test_persona_show_approve_and_reject(cli: Cli) -> None:
     assert cli.json("persona", "show", "--agent", "A")["active"]["id"] == draft_id
     code, _, _ = cli.run("persona", "reject", "--agent", "A", draft_id)
     assert code == 2
+
+
+def test_persona_rollback_brings_the_previous_version_back(cli: Cli) -> None:
+    """§8.6: `persona rollback` is the user's undo of an approval; with no earlier version
+    it is a user error and changes nothing."""
+
+    async def approve(memory: MemoryService, text: str) -> str:
+        version = memory.store.draft_persona("A", text, now=memory.now())
+        assert version is not None
+        return (await memory.approve_persona("A", version.id)).id
+
+    first = asyncio.run(_with_memory(cli, lambda m: approve(m, "I am a careful helper.")))
+    code, _, _ = cli.run("persona", "rollback", "--agent", "A")
+    assert code == 2
+    asyncio.run(_with_memory(cli, lambda m: approve(m, "I am a quick, witty helper.")))
+    restored = cli.json("persona", "rollback", "--agent", "A")
+    assert (restored["id"], restored["state"]) == (first, "active")
+    assert cli.json("persona", "show", "--agent", "A")["active"]["id"] == first

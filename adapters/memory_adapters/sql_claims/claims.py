@@ -11,7 +11,7 @@ from datetime import datetime
 
 import attrs
 
-from memory_adapters.sql_claims import audit, tombstones
+from memory_adapters.sql_claims import audit, conflict_links, tombstones
 from memory_adapters.sql_claims.queries import CLAIM_SELECT, claim_row, fetch_claim_row
 from memory_adapters.sql_claims.rows import (
     CLAIM_COLUMNS,
@@ -25,6 +25,7 @@ from memory_core.domain.errors import ClearInProgress, NotFound, ValidationError
 from memory_core.ports.claims import DerivationKind, InsertOutcome, InsertStatus
 from memory_core.ports.secrets import SecretPolicy
 from memory_core.storage.admission import Admission, admit, probed_identities, tombstone_verdict
+from memory_core.storage.conflicts import Removal
 from memory_core.storage.drafts import PreparedDraft, draft_of, prepare
 from memory_core.storage.intervals import closed_valid_until, closing_instant, reopened_temporal
 from memory_core.storage.succession import (
@@ -171,7 +172,16 @@ def _retire(
     now: datetime,
     kind: DerivationKind,
 ) -> None:
-    """Point `old` at its successor, close its interval where the rule says, add the edge."""
+    """Point `old` at its successor, close its interval where the rule says, add the edge;
+    a challenge `old` takes part in is settled first (`storage.conflicts`)."""
+    conflict_links.settle_removed(
+        session,
+        old.agent_id,
+        old.id,
+        Removal.RETIRE,
+        actor="user" if kind is DerivationKind.MANUAL_EDIT else "system",
+        now=now,
+    )
     valid_until = closed_valid_until(old.to_claim().temporal, ends)
     session.execute(
         """UPDATE agent_memory SET superseded_by = ?, valid_until = ?,

@@ -1,6 +1,7 @@
 """Conflicts: a CHALLENGE decision kept as a challenger row against its target, and the
 three resolutions (reference §7.8). `ConflictMethods` is the `Conflicts` role the
-`SqlClaimStore` inherits; each method is one transaction.
+`SqlClaimStore` inherits; each method is one transaction. What a resolution moves is
+`memory_core.storage.conflicts`'s decision; `conflict_links` executes it.
 
 A challenger is an ordinary claim row with `lifecycle_state = 'conflicted'` and
 `conflict_with` naming its target; the target stays live with `conflict_state =
@@ -16,6 +17,7 @@ from datetime import datetime
 
 from memory_adapters.sql_claims import audit
 from memory_adapters.sql_claims.claims import add_derivation, ensure_not_fenced, insert_prepared
+from memory_adapters.sql_claims.conflict_links import apply, open_challengers
 from memory_adapters.sql_claims.queries import CLAIM_SELECT, NOT_FENCED, claim_row, fetch_claim_row
 from memory_adapters.sql_claims.session import Session
 from memory_core.domain.claims import Claim, ClaimDraft, Lifecycle, WriteOrigin
@@ -24,6 +26,7 @@ from memory_core.domain.validation import check_int
 from memory_core.ports.claims import Conflict, DerivationKind, InsertOutcome, Resolution
 from memory_core.ports.claims import InsertStatus as Status
 from memory_core.ports.secrets import SecretPolicy
+from memory_core.storage.conflicts import resolution_change
 from memory_core.storage.drafts import prepare
 
 __all__ = ["ConflictMethods"]
@@ -70,15 +73,6 @@ def _challenge(
     return InsertOutcome(status=Status.INSERTED, claim=fresh.to_claim())
 
 
-def _open_challengers(session: Session, agent_id: str, target_id: str) -> list[str]:
-    rows = session.execute(
-        """SELECT id FROM agent_memory WHERE agent_id = ? AND conflict_with = ?
-             AND lifecycle_state = 'conflicted' ORDER BY created_at, id""",
-        (agent_id, target_id),
-    ).fetchall()
-    return [str(challenger) for (challenger,) in rows]
-
-
 def _resolve(
     session: Session,
     agent_id: str,
@@ -93,55 +87,13 @@ def _resolve(
     if row is None or row.lifecycle_state != Lifecycle.CONFLICTED.value or not row.conflict_with:
         raise NotFound(f"no open challenge {challenger_id} for this agent")
     target_id = row.conflict_with
-    standing = challenger_id
-    if resolution is Resolution.KEEP_TARGET:
-        session.execute(
-            """UPDATE agent_memory SET lifecycle_state = 'archived', conflict_with = NULL,
-                 superseded_by = ?, revision = revision + 1, updated_at = ?
-               WHERE agent_id = ? AND id = ?""",
-            (target_id, now, agent_id, challenger_id),
-        )
+    standing, change = resolution_change(
+        resolution, challenger_id, target_id, open_challengers(session, agent_id, target_id)
+    )
+    apply(session, agent_id, change, now=now)
+    for parent, child in change.edges:
         add_derivation(
-            session,
-            agent_id,
-            parent=challenger_id,
-            child=target_id,
-            kind=DerivationKind.SUPERSEDE,
-            now=now,
-        )
-        standing = target_id
-    else:
-        session.execute(
-            """UPDATE agent_memory SET lifecycle_state = 'active', conflict_with = NULL,
-                 revision = revision + 1, updated_at = ?
-               WHERE agent_id = ? AND id = ?""",
-            (now, agent_id, challenger_id),
-        )
-    if resolution is Resolution.KEEP_CHALLENGER:
-        # The target is retired as a supersede retires (kept for history); its sibling
-        # challengers lose too and are archived.
-        siblings = _open_challengers(session, agent_id, target_id)
-        for loser in (target_id, *siblings):
-            lifecycle = "lifecycle_state" if loser == target_id else "'archived'"
-            session.execute(
-                f"""UPDATE agent_memory SET superseded_by = ?, conflict_with = NULL,
-                      conflict_state = NULL, lifecycle_state = {lifecycle},
-                      revision = revision + 1, updated_at = ?
-                    WHERE agent_id = ? AND id = ?""",
-                (challenger_id, now, agent_id, loser),
-            )
-            add_derivation(
-                session,
-                agent_id,
-                parent=loser,
-                child=challenger_id,
-                kind=DerivationKind.SUPERSEDE,
-                now=now,
-            )
-    elif not _open_challengers(session, agent_id, target_id):
-        session.execute(
-            "UPDATE agent_memory SET conflict_state = NULL WHERE agent_id = ? AND id = ?",
-            (agent_id, target_id),
+            session, agent_id, parent=parent, child=child, kind=DerivationKind.SUPERSEDE, now=now
         )
     audit.record(
         session,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memory_adapters.sql_claims import audit, tombstones
+from memory_adapters.sql_claims import audit, conflict_links, tombstones
 from memory_adapters.sql_claims.claims import require_owned_claim
 from memory_adapters.sql_claims.maintenance import merged_rows
 from memory_adapters.sql_claims.queries import fetch_claim_row
@@ -14,6 +14,7 @@ from memory_adapters.sql_claims.rows import ClaimRow
 from memory_adapters.sql_claims.session import Session
 from memory_core.domain.claims import Lifecycle
 from memory_core.ports.claims import DeleteOutcome
+from memory_core.storage.conflicts import Removal
 
 __all__ = ["archive", "delete", "restore"]
 
@@ -33,6 +34,10 @@ def _transition(
     row = require_owned_claim(session, agent_id, claim_id)
     if (row.lifecycle_state == Lifecycle.ARCHIVED.value) is archive:
         return row
+    if archive:
+        conflict_links.settle_removed(
+            session, agent_id, claim_id, Removal.RETIRE, actor="user", now=now
+        )
     session.execute(
         f"UPDATE agent_memory SET {_ARCHIVED if archive else _RESTORED}"
         " WHERE agent_id = ? AND id = ?",
@@ -71,6 +76,9 @@ def delete(session: Session, agent_id: str, claim_id: str, *, now: datetime) -> 
             doomed.append(merged)
     written = 0
     for victim in doomed:
+        conflict_links.settle_removed(
+            session, agent_id, victim.id, Removal.DELETE, actor="user", now=now
+        )
         written += tombstones.write(
             session,
             agent_id,

@@ -1,7 +1,8 @@
 """Consolidation statements: the dirty queue, merges, stale archiving and the maintenance
 audit trail (R-MAINT-1, R-LINEAGE-1, reference §7.7, §8.3–8.4, §8.8). Each function runs
 inside the caller's transaction; `MaintenanceMethods` is the `Consolidation` role the
-`SqlClaimStore` inherits. The rules (what a merge changes, what is stale) are
+`SqlClaimStore` inherits. The rules (which pair may merge and what it changes,
+what is stale, where a deferred seed goes, what retention may drop) are
 `memory_core.storage.consolidation`'s."""
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 
-from memory_adapters.sql_claims import audit
+import attrs
+
+from memory_adapters.sql_claims import audit, tombstones
 from memory_adapters.sql_claims.claims import add_derivation, ensure_not_fenced, insert_prepared
 from memory_adapters.sql_claims.queries import (
     CLAIM_SELECT,
@@ -19,9 +22,9 @@ from memory_adapters.sql_claims.queries import (
     fetch_claim_row,
     recallable,
 )
+from memory_adapters.sql_claims.rows import CLAIM_COLUMNS, ClaimRow
 from memory_adapters.sql_claims.session import Session
-from memory_core.domain.claims import Claim, ClaimDraft, ClaimKind, WriteOrigin
-from memory_core.domain.errors import RevisionConflict, ValidationError
+from memory_core.domain.claims import Claim, ClaimDraft, WriteOrigin
 from memory_core.domain.validation import check_int
 from memory_core.ports.claims import (
     MAX_DIRTY_BATCH,
@@ -32,24 +35,28 @@ from memory_core.ports.claims import (
     MergeRequest,
 )
 from memory_core.ports.secrets import SecretPolicy
-from memory_core.storage.consolidation import is_stale, survivor_fields
-from memory_core.storage.drafts import prepare
-
-__all__ = ["MAINTENANCE_EVENTS", "MaintenanceMethods", "merged_rows"]
-
-# Operational events of the maintenance service: retention may drop them (§8.8).
-MAINTENANCE_EVENTS = (
-    "memory/maintenance",
-    "memory/maintenance_llm",
-    "memory/merge",
-    "memory/archive_stale",
+from memory_core.storage.consolidation import (
+    OPERATIONAL_EVENTS,
+    check_merge,
+    check_reflections,
+    deferred_at,
+    merged_wording,
+    prepared_wording,
+    stale_ids,
+    survivor_fields,
 )
-_OPERATIONAL = (*audit.OPERATIONAL_EVENTS, *MAINTENANCE_EVENTS)
+from memory_core.storage.drafts import PreparedDraft, prepare
+
+__all__ = ["MaintenanceMethods", "merged_rows"]
+
 # A merge chain longer than this is a corrupt store, not a history: stop walking it.
 _MAX_MERGE_DEPTH = 64
 # Rows the stale scan reads per call, so a large agent's pass stays bounded.
 _STALE_SCAN = 1_024
-_ONE_MS = timedelta(milliseconds=1)
+_INSERT_ROW = (
+    f"INSERT INTO agent_memory ({', '.join(CLAIM_COLUMNS)})"
+    f" VALUES ({', '.join('?' for _ in CLAIM_COLUMNS)})"
+)
 
 
 def _seeds(session: Session, rows: Sequence[Sequence[object]]) -> list[DirtySeed]:
@@ -100,29 +107,76 @@ def merged_rows(session: Session, agent_id: str, claim_id: str) -> list[str]:
     return found
 
 
-def _merge(session: Session, agent_id: str, request: MergeRequest, now: datetime) -> Claim:
+def _wording(
+    session: Session, survivor: Claim, content: str | None, policy: SecretPolicy
+) -> PreparedDraft | None:
+    """The model's merged text if the survivor may take it (`merged_wording`)."""
+    prepared = prepared_wording(survivor, content, policy)
+    if prepared is None:
+        return None
+    owner = session.one(
+        "SELECT id FROM agent_memory WHERE agent_id = ? AND provenance_key = ?",
+        (survivor.agent_id, prepared.key),
+    )
+    return merged_wording(
+        prepared,
+        survivor,
+        tombstoned=tombstones.matching(session, survivor.agent_id, prepared.identities) > 0,
+        key_owner=None if owner is None else str(owner[0]),
+    )
+
+
+def _keep_former_wording(session: Session, before: ClaimRow, copy_id: str, now: datetime) -> None:
+    """The survivor's wording before the merge, kept as a row retired into it (its own id,
+    a `merge` edge): a delete of the survivor then tombstones that exact text too, so a
+    replay of the conversation that said it stays suppressed (R-FORGET-1)."""
+    copy = attrs.evolve(
+        before,
+        id=copy_id,
+        superseded_by=before.id,
+        updated_at=now,
+        embedding_state="pending",  # never embedded: a retired row is not eligible
+        embedding_provider=None,
+        embedding_model=None,
+        embedding_dim=None,
+    )
+    session.execute(_INSERT_ROW, attrs.astuple(copy, recurse=False))
+    add_derivation(
+        session,
+        before.agent_id,
+        parent=copy_id,
+        child=before.id,
+        kind=DerivationKind.MERGE,
+        now=now,
+    )
+
+
+def _merge(
+    session: Session,
+    agent_id: str,
+    request: MergeRequest,
+    now: datetime,
+    *,
+    policy: SecretPolicy,
+    new_id: Callable[[], str],
+) -> Claim:
     ensure_not_fenced(session, agent_id)
-    if request.survivor_id == request.retired_id:
-        raise ValidationError("retired_id", "a claim cannot be merged into itself")
-    pair = []
-    for claim_id, revision in (
-        (request.survivor_id, request.survivor_revision),
-        (request.retired_id, request.retired_revision),
-    ):
-        row = fetch_claim_row(session, agent_id, claim_id, for_update=True)
-        claim = None if row is None else row.to_claim()
-        if claim is None or claim.revision != revision or not claim.is_recallable:
-            raise RevisionConflict(f"claim {claim_id} changed since the merge was decided")
-        pair.append(claim)
-    survivor, retired = pair
-    if survivor.scope != retired.scope:
-        raise ValidationError("scope", "merged claims must share one scope")
-    if survivor.kind is not retired.kind:
-        raise ValidationError("kind", "merged claims must share one kind")
+    rows = [
+        fetch_claim_row(session, agent_id, claim_id, for_update=True)
+        for claim_id in (request.survivor_id, request.retired_id)
+    ]
+    survivor, retired = check_merge(
+        request,
+        *(None if row is None else row.to_claim() for row in rows),
+        challenged={row.id for row in rows if row is not None and row.conflict_state},
+    )
     fields = survivor_fields(survivor, retired)
+    wording = _wording(session, survivor, request.content, policy)
     session.execute(
         # Re-embedded like any revision change: recall checks a vector's revision (§8.4).
+        # The lexical mirror follows a content change by its update trigger.
         """UPDATE agent_memory SET importance = ?, confidence = ?, category = ?,
+             content = ?, canonical_content = ?, provenance_key = ?,
              revision = revision + 1, updated_at = ?, embedding_state = 'pending',
              embedding_provider = NULL, embedding_model = NULL, embedding_dim = NULL
            WHERE agent_id = ? AND id = ?""",
@@ -130,11 +184,17 @@ def _merge(session: Session, agent_id: str, request: MergeRequest, now: datetime
             fields.importance,
             fields.confidence,
             None if fields.category is None else fields.category.value,
+            survivor.content if wording is None else wording.content,
+            survivor.canonical_content if wording is None else wording.canonical,
+            survivor.provenance_key if wording is None else wording.key,
             now,
             agent_id,
             survivor.id,
         ),
     )
+    if wording is not None:
+        former = new_id()
+        _keep_former_wording(session, rows[0], former, now)  # type: ignore[arg-type]
     session.execute(
         """UPDATE agent_memory SET superseded_by = ?, revision = revision + 1, updated_at = ?
            WHERE agent_id = ? AND id = ?""",
@@ -148,7 +208,7 @@ def _merge(session: Session, agent_id: str, request: MergeRequest, now: datetime
     both = session.dialect.id_list("memory_id")
     session.execute(
         f"DELETE FROM agent_memory_dirty WHERE agent_id = ? AND {both}",
-        (agent_id, [survivor.id, retired.id]),
+        (agent_id, [survivor.id, retired.id, *([] if wording is None else [former])]),
     )
     settle(session, agent_id, request.settle)
     audit.record(
@@ -158,7 +218,7 @@ def _merge(session: Session, agent_id: str, request: MergeRequest, now: datetime
         actor="scheduler",
         now=now,
         memory_id=survivor.id,
-        refs={"retired": retired.id},
+        refs={"retired": retired.id, "wording": "kept" if wording is None else "merged"},
     )
     fresh = fetch_claim_row(session, agent_id, survivor.id)
     assert fresh is not None
@@ -209,10 +269,9 @@ class MaintenanceMethods:
             latest = session.one(
                 "SELECT max(enqueued_at) FROM agent_memory_dirty WHERE agent_id = ?", (agent_id,)
             )
+            queued = [] if latest is None or latest[0] is None else [session.instant(latest[0])]
+            at = deferred_at(now, queued)
             moved = 0
-            at = now
-            if latest is not None and latest[0] is not None:
-                at = max(now, session.instant(latest[0]) + _ONE_MS)
             for seed in seeds:
                 moved += session.changed(
                     """UPDATE agent_memory_dirty SET enqueued_at = ?
@@ -224,7 +283,9 @@ class MaintenanceMethods:
     def merge_claims(self, agent_id: str, request: MergeRequest, *, now: datetime) -> Claim:
         now = self._now(now)
         with self._write(agent_id) as session:
-            return _merge(session, agent_id, request, now)
+            return _merge(
+                session, agent_id, request, now, policy=self._policy, new_id=self._claim_id
+            )
 
     def insert_reflections(
         self,
@@ -234,11 +295,7 @@ class MaintenanceMethods:
         sources: Sequence[str],
         now: datetime,
     ) -> Sequence[InsertOutcome]:
-        for draft in drafts:
-            if draft.agent_id != agent_id:
-                raise ValidationError("agent_id", "a reflection belongs to the agent it reflects")
-            if draft.kind is not ClaimKind.REFLECTION:
-                raise ValidationError("kind", "insights are reflection claims")
+        check_reflections(agent_id, drafts)
         prepared = [prepare(draft, self._policy) for draft in drafts]
         now = self._now(now)
         with self._write(agent_id) as session:
@@ -280,7 +337,8 @@ class MaintenanceMethods:
                     LIMIT ?""",
                 (agent_id, now - timedelta(days=90), _STALE_SCAN),
             ).fetchall()
-            stale = [c.id for c in claims_of(session, rows) if is_stale(c, now)][:limit]
+            # The query leaves challenged targets out already (conflict_state IS NULL).
+            stale = stale_ids(claims_of(session, rows), now, challenged=(), limit=limit)
             for claim_id in stale:
                 session.execute(
                     """UPDATE agent_memory SET lifecycle_state = 'archived',
@@ -332,13 +390,13 @@ class MaintenanceMethods:
     def retain_audit(self, agent_id: str, *, keep: int, limit: int) -> int:
         check_int(keep, "keep", minimum=0)
         check_int(limit, "limit", minimum=1)
-        kinds = ", ".join("?" for _ in _OPERATIONAL)
+        kinds = ", ".join("?" for _ in OPERATIONAL_EVENTS)
         with self._write(agent_id) as session:
             doomed = session.execute(
                 f"""SELECT id FROM agent_memory_audit
                     WHERE agent_id = ? AND event_type IN ({kinds})
                     ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?""",
-                (agent_id, *_OPERATIONAL, limit, keep),
+                (agent_id, *OPERATIONAL_EVENTS, limit, keep),
             ).fetchall()
             return sum(
                 session.changed("DELETE FROM agent_memory_audit WHERE id = ?", (row_id,))

@@ -1,8 +1,8 @@
 """Persona rows: the agent's self-model as `kind = 'persona'` rows whose `persona_state`
 says which one the turn reads (reference §8.6). `PersonaMethods` is the `Personas` role the
 `SqlClaimStore` inherits. Persona rows are internal — never listed, searched, embedded or
-tombstoned — and a clear or a retirement removes them with the claims. Only
-`approve_persona` ever makes a version active."""
+tombstoned — and a clear or a retirement removes them with the claims. Only the user's
+`approve_persona` and `rollback_persona` ever make a version active."""
 
 from __future__ import annotations
 
@@ -162,6 +162,30 @@ class PersonaMethods:
                 memory_id=draft.id,
             )
             return attrs.evolve(draft, state=PersonaState.REJECTED, updated_at=now)
+
+    def rollback_persona(self, agent_id: str, *, now: datetime) -> PersonaVersion:
+        now = self._now(now)
+        with self._write(agent_id) as session:
+            ensure_not_fenced(session, agent_id)
+            active = _version(session, agent_id, PersonaState.ACTIVE)
+            previous = _version(session, agent_id, PersonaState.RETIRED)
+            if active is None or previous is None:
+                raise NotFound("no earlier persona version to roll back to for this agent")
+            # Rejected, not retired: a second rollback goes further back, never back here.
+            _move(session, agent_id, active.id, PersonaState.REJECTED, now)
+            _move(session, agent_id, previous.id, PersonaState.ACTIVE, now)
+            audit.record(
+                session,
+                agent_id=agent_id,
+                event="persona/rollback",
+                actor="user",
+                now=now,
+                memory_id=previous.id,
+                refs={"rejected": active.id},
+            )
+            version = _version(session, agent_id, PersonaState.ACTIVE)
+            assert version is not None
+            return version
 
     @staticmethod
     def _pending(

@@ -17,9 +17,12 @@ from memory_core.ports.claims import (
     ClaimReader,
     ClaimWriter,
     Conflicts,
+    Consolidation,
     DerivationKind,
+    Forgetting,
     InsertStatus,
     LineageReader,
+    MergeRequest,
     Resolution,
 )
 
@@ -29,8 +32,11 @@ LUNA, MISO, NALA = "The cat is called Luna.", "The cat is called Miso.", "The ca
 
 
 @runtime_checkable
-class ConflictsStore(ClaimReader, ClaimWriter, Conflicts, LineageReader, Protocol):
-    """What the contract calls: its role, and the records and lineage it checks."""
+class ConflictsStore(
+    ClaimReader, ClaimWriter, Conflicts, Consolidation, Forgetting, LineageReader, Protocol
+):
+    """What the contract calls: its role, the records and lineage it checks, and the
+    removal paths (delete, merge) that must settle a challenge."""
 
 
 class ConflictsContract(RoleCases):
@@ -118,3 +124,76 @@ class ConflictsContract(RoleCases):
             assert [c.challenger.id for c in store.list_conflicts(A, limit=10)] == [sibling.id]
         with pytest.raises(NotFound):
             store.resolve_conflict(A, challenger.id, resolution, actor="user", now=clock.now())
+
+    @pytest.mark.parametrize("removal", ["delete", "archive", "supersede", "edit"])
+    def test_removing_a_challenged_target_parks_its_challengers(
+        self, conflicts_store: ConflictsStore, clock: ManualClock, removal: str
+    ) -> None:
+        """§7.8, R-FORGET-1 (`memory_core.storage.conflicts`): whatever takes the target
+        away, its challengers are archived and unlinked — not promoted to live (the user
+        never confirmed the rival), not tombstoned (nobody asked to forget it) — and a
+        restore makes one an ordinary claim."""
+        store = conflicts_store
+        target = self._add(store, clock, LUNA, slot="pet.cat.name")
+        challenger = self._challenge(store, clock, target, MISO)
+        sibling = self._challenge(store, clock, target, NALA)
+        clock.advance(1)
+        revision = store.get(A, target.id).revision
+        if removal == "delete":
+            store.delete(A, target.id, now=clock.now())
+        elif removal == "archive":
+            store.archive(A, target.id, now=clock.now())
+        elif removal == "supersede":
+            store.supersede(
+                A,
+                target.id,
+                claim_draft("The cat is called Otis.", slot="pet.cat.name"),
+                expected_revision=revision,
+                now=clock.now(),
+            )
+        else:
+            store.update_content(
+                A,
+                target.id,
+                expected_revision=revision,
+                content="The cat is Otis.",
+                now=clock.now(),
+            )
+        assert store.list_conflicts(A, limit=10) == []
+        for parked in (challenger, sibling):
+            row = store.get(A, parked.id)
+            assert row.lifecycle is Lifecycle.ARCHIVED and row.superseded_by is None
+        assert {challenger.id, sibling.id}.isdisjoint(c.id for c in store.list_claims(A))
+        clock.advance(1)
+        restored = store.restore(A, challenger.id, now=clock.now())
+        assert restored.is_recallable
+        assert store.list_conflicts(A, limit=10) == []
+
+    @pytest.mark.parametrize("removal", ["delete", "archive"])
+    def test_removing_the_last_challenger_clears_the_target(
+        self, conflicts_store: ConflictsStore, clock: ManualClock, removal: str
+    ) -> None:
+        """§7.8: with its only challenger gone the target is an ordinary claim again —
+        no open conflict, and a merge (refused while it is challenged) may take it."""
+        store = conflicts_store
+        target = self._add(store, clock, LUNA)
+        twin = self._add(store, clock, "The cat is named Luna.")
+        challenger = self._challenge(store, clock, target, MISO)
+        request = MergeRequest(
+            survivor_id=twin.id,
+            survivor_revision=twin.revision,
+            retired_id=target.id,
+            retired_revision=store.get(A, target.id).revision,
+        )
+        with pytest.raises(RevisionConflict):
+            store.merge_claims(A, request, now=clock.now())
+        clock.advance(1)
+        if removal == "delete":
+            store.delete(A, challenger.id, now=clock.now())
+        else:
+            store.archive(A, challenger.id, now=clock.now())
+        assert store.list_conflicts(A, limit=10) == []
+        assert store.get(A, target.id).is_recallable
+        clock.advance(1)
+        survivor = store.merge_claims(A, request, now=clock.now())
+        assert survivor.id == twin.id

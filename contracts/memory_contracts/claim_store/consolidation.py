@@ -11,7 +11,7 @@ from typing import Protocol, runtime_checkable
 import pytest
 
 from memory_contracts.claim_store.base import EXTRACTION, A, RoleCases, role_fixture
-from memory_contracts.claim_store.support import claim_draft
+from memory_contracts.claim_store.support import SECRET_SAMPLE, claim_draft
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import Category
 from memory_core.domain.errors import RevisionConflict, ValidationError
@@ -129,6 +129,50 @@ class ConsolidationContract(RoleCases):
         assert store.get(A, new.id) == new
         assert store.get(A, old.id) == moved
         assert self._edges(store, new.id) == []
+
+    @pytest.mark.parametrize("given", ["new", "tombstoned", "secret", "retired's", "other row's"])
+    def test_a_merged_wording_is_taken_only_when_it_is_new_and_allowed(
+        self, consolidation_store: ConsolidationStore, clock: ManualClock, given: str
+    ) -> None:
+        """§8.4: the model's merged text becomes the survivor's (revision + 1, the merge
+        edge as without it) unless the secret policy refuses it, the user forgot it, or
+        another row holds it — then the survivor keeps its wording. The former wording stays
+        retired into the survivor: deleting the survivor suppresses a replay of every text
+        (R-FORGET-1)."""
+        store = consolidation_store
+        merged_text = {
+            "new": "The user's cat is Miso.",
+            "tombstoned": "The user's cat is Miso.",
+            "secret": f"The user's cat is Miso, key {SECRET_SAMPLE}.",
+            "retired's": CALLED,
+            "other row's": "The user owns a cat named Miso.",
+        }[given]
+        if given == "tombstoned":
+            forgotten = self._add(store, clock, merged_text)
+            store.delete(A, forgotten.id, now=clock.now())
+        if given == "other row's":
+            self._add(store, clock, merged_text)
+        old = self._add(store, clock, CALLED)
+        clock.advance(1)
+        new = self._add(store, clock, NAMED)
+        request = MergeRequest(
+            survivor_id=new.id,
+            survivor_revision=new.revision,
+            retired_id=old.id,
+            retired_revision=old.revision,
+            content=merged_text,
+        )
+        survivor = store.merge_claims(A, request, now=clock.now())
+        taken = given == "new"
+        assert survivor.id == new.id and survivor.revision == new.revision + 1
+        assert survivor.content == (merged_text if taken else NAMED)
+        assert (old.id, new.id, DerivationKind.MERGE) in self._edges(store, new.id)
+        assert SECRET_SAMPLE not in repr(store.list_claims(A, include_inactive=True))
+        store.delete(A, new.id, now=clock.now())
+        replays = [CALLED, NAMED] + ([merged_text] if taken else [])
+        for text in replays:
+            replay = store.insert(claim_draft(text), origin=EXTRACTION, now=clock.now())
+            assert replay.status is InsertStatus.SUPPRESSED, text
 
     def test_deleting_the_survivor_forgets_what_it_absorbed(
         self, consolidation_store: ConsolidationStore, clock: ManualClock

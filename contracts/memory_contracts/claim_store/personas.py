@@ -75,3 +75,33 @@ class PersonasContract(RoleCases):
             store.approve_persona(A, first.id, now=clock.now())  # retired, not pending
         with pytest.raises(NotFound):
             store.reject_persona("agent-other", rewrite.id, now=clock.now())
+
+    def test_only_a_rollback_brings_the_previous_version_back(
+        self, personas_store: PersonasStore, clock: ManualClock
+    ) -> None:
+        """§8.6: the user's rollback rejects the active version and makes the newest
+        retired one active again; a pending draft is untouched; repeated, it walks further
+        back; with nothing earlier it is NotFound and changes nothing."""
+        store = personas_store
+        versions = []
+        for text in (FIRST, SMALL, REWRITE):
+            draft = store.draft_persona(A, text, now=clock.now())
+            assert draft is not None
+            versions.append(store.approve_persona(A, draft.id, now=clock.now()))
+            clock.advance(1)
+        first, small, rewrite = versions
+        pending = store.draft_persona(A, "A quiet, careful helper.", now=clock.now())
+        assert pending is not None
+        clock.advance(1)
+        restored = store.rollback_persona(A, now=clock.now())
+        assert (restored.id, restored.state) == (small.id, PersonaState.ACTIVE)
+        view = store.persona(A)
+        assert view.active == restored and view.draft == pending
+        assert store.rollback_persona(A, now=clock.now()).id == first.id
+        with pytest.raises(NotFound):
+            store.rollback_persona(A, now=clock.now())
+        assert store.persona(A).active is not None
+        assert store.persona(A).active.id == first.id  # type: ignore[union-attr]
+        with pytest.raises(NotFound):
+            store.rollback_persona("agent-other", now=clock.now())
+        assert rewrite.id not in {store.persona(A).active.id}  # type: ignore[union-attr]

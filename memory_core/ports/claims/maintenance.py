@@ -92,13 +92,16 @@ class DirtySeed:
 @attrs.frozen(kw_only=True)
 class MergeRequest:
     """Retire `retired_id` into `survivor_id` (both at the revisions the decision read),
-    settling `settle` in the same transaction (reference §8.4)."""
+    settling `settle` in the same transaction (reference §8.4). `content`: the model's
+    merged wording for the survivor, when it gave one (`storage.consolidation.
+    merged_wording` says when the store takes it)."""
 
     survivor_id: str
     survivor_revision: int
     retired_id: str
     retired_revision: int
     settle: tuple[DirtySeed, ...] = ()
+    content: str | None = None
 
 
 @runtime_checkable
@@ -128,9 +131,12 @@ class Consolidation(Protocol):
 
     def merge_claims(self, agent_id: str, request: MergeRequest, *, now: datetime) -> Claim:
         """One transaction: the survivor takes the higher importance, the category it lacks
-        and confidence + 0.1 (`memory_core.storage.consolidation`), revision+1; the retired
+        and confidence + 0.1 (`memory_core.storage.consolidation`), revision+1, and the
+        request's merged `content` when the rule admits it (secret policy applied, not
+        tombstoned, no other row's text; otherwise it keeps its own wording); the retired
         row is superseded by it (revision+1); a `merge` edge retired → survivor; the seeds
-        settle. RevisionConflict when either row moved or is no longer recallable,
+        settle. RevisionConflict when either row moved, is no longer recallable or is the
+        target of an open challenge,
         ValidationError when they differ in scope or kind (nothing changes). Returns the
         survivor."""
         ...
@@ -275,7 +281,8 @@ class PersonaView:
 @runtime_checkable
 class Personas(Protocol):
     """Persona rows (kind persona, internal: never listed, searched or embedded). No call
-    but `approve_persona` makes a version active (reference §8.6)."""
+    but `approve_persona` and the user's `rollback_persona` make a version active
+    (reference §8.6)."""
 
     def persona(self, agent_id: str) -> PersonaView:
         """The agent's active version and pending draft (either may be None)."""
@@ -295,4 +302,11 @@ class Personas(Protocol):
     def reject_persona(self, agent_id: str, draft_id: str, *, now: datetime) -> PersonaVersion:
         """The draft is rejected; the active version is untouched. NotFound unless
         `draft_id` is the pending draft."""
+        ...
+
+    def rollback_persona(self, agent_id: str, *, now: datetime) -> PersonaVersion:
+        """The user's undo of an approval, in one transaction (audit `persona/rollback`):
+        the active version is rejected and the newest retired one active again; a pending
+        draft is untouched. Repeated, it walks further back. NotFound unless the agent has
+        an active and a retired version. Returns the version now active."""
         ...

@@ -98,7 +98,11 @@ class PassRunner:
             # Seeds are judged by their vectors: embed what waits first (a failure leaves
             # them pending, and the merge step defers them).
             await self.index.drain(agent_id, deadline=deadline, cancel=fence.token)
-            await self.index.warm(agent_id, deadline=deadline, cancel=fence.token)
+            # Only a cold agent is warmed: a warm-up re-reads the whole namespace and checks
+            # its coverage in native calls a stop cannot cut short, and the drains keep a
+            # warm agent's vectors current anyway. Warming on every pass made it the step a
+            # stop most often landed in, and what a drain waited for (R-MAINT-2).
+            await self.index.warm(agent_id, deadline=deadline, cancel=fence.token, if_cold=True)
             if mode is PassMode.HEAVY:  # §8.3: challenge resolution comes first
                 step("challenges")
                 await self.challenges.run(agent_id, fence=fence, deadline=deadline, tally=tally)

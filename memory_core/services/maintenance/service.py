@@ -160,12 +160,24 @@ class MaintenanceService:
         seconds = self._settings.maintenance_drain_seconds if timeout is None else timeout
 
         async def settled() -> None:
+            # Waiting on each handle in turn cost every pass a scheduler round trip or two
+            # even once it had ended; on a loop busy with other work a round takes long,
+            # and a drain of several passes ran past its timeout after they had all
+            # settled. Ended passes are collected at once; only an unfinished one is
+            # awaited, so a drain costs the rounds the slowest pass needs, not one per pass.
             while self._passes:
+                unfinished = None
                 for agent_id, running in list(self._passes.items()):
-                    if running.handle is not None:
-                        await running.handle.wait()
+                    if running.handle is None:
+                        continue
+                    if running.handle.done:
                         self._settle(agent_id, running)
-                await self._scheduler.yield_now()
+                    elif unfinished is None:
+                        unfinished = running.handle
+                if unfinished is not None:
+                    await unfinished.wait()
+                elif self._passes:
+                    await self._scheduler.yield_now()  # a pass about to be spawned
 
         try:
             await self._scheduler.run_within(settled, seconds)

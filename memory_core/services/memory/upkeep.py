@@ -146,6 +146,12 @@ class MemoryUpkeep(MemoryParts):
         async with self._coordinator.exclusive(agent_id):
             return self.store.reject_persona(agent_id, draft_id, now=self._clock.now())
 
+    async def rollback_persona(self, agent_id: str) -> PersonaVersion:
+        """The user's undo of the last approval: the previous version is active again."""
+        validate_agent_id(agent_id)
+        async with self._coordinator.exclusive(agent_id):
+            return self.store.rollback_persona(agent_id, now=self._clock.now())
+
     def dirty_seeds(self, agent_id: str) -> int:
         """How many of the agent's claims wait for consolidation (capped at 256)."""
         validate_agent_id(agent_id)

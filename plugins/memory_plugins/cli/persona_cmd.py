@@ -1,5 +1,6 @@
-"""`agent-memory persona show|approve|reject`: the agent's self-model and its pending draft
-(reference §8.6). Maintenance may draft a persona; only `approve` makes it active."""
+"""`agent-memory persona show|approve|reject|rollback`: the agent's self-model and its
+pending draft (reference §8.6). Maintenance may draft a persona; only the user's `approve`
+(or `rollback`, back to the previous version) makes one active."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ __all__ = ["register"]
 
 def register(subparsers: Any) -> None:
     parents = [subparsers.global_options]
-    persona = subparsers.add_parser("persona", help="show, approve or reject the self-model")
+    persona = subparsers.add_parser(
+        "persona", help="show, approve, reject or roll back the self-model"
+    )
     actions = persona.add_subparsers(dest="action", metavar="ACTION", required=True)
     show = actions.add_parser(
         "show", help="the active persona and the pending draft", parents=parents
@@ -27,6 +30,11 @@ def register(subparsers: Any) -> None:
         parser.add_argument("--agent", required=True, help="the owning agent id")
         parser.add_argument("draft", help="the draft's id (see `persona show`)")
         parser.set_defaults(func=_decide, approve=name == "approve")
+    rollback = actions.add_parser(
+        "rollback", help="make the previous version active again", parents=parents
+    )
+    rollback.add_argument("--agent", required=True, help="the owning agent id")
+    rollback.set_defaults(func=_rollback)
 
 
 def _show(ctx: CommandContext) -> int:
@@ -55,6 +63,16 @@ def _decide(ctx: CommandContext) -> int:
         return await memory.reject_persona(agent, draft)
 
     version = call(ctx, work)
+    if ctx.out.json_mode:
+        ctx.out.document(unstructure(version))
+    else:
+        ctx.out.line(f"persona {version.id}: {version.state}", style="green")
+    return 0
+
+
+def _rollback(ctx: CommandContext) -> int:
+    agent = validate_agent_id(ctx.args.agent, "--agent")
+    version = call(ctx, lambda memory: memory.rollback_persona(agent))
     if ctx.out.json_mode:
         ctx.out.document(unstructure(version))
     else:

@@ -44,6 +44,7 @@ class ClaimDTO:
     lifecycle: str
     superseded_by: str | None
     source_session: str | None
+    revision: int  # what an edit names as `expected_revision`
     created_at: datetime
     updated_at: datetime
 
@@ -60,6 +61,7 @@ class ClaimDTO:
             lifecycle=claim.lifecycle.value,
             superseded_by=claim.superseded_by,
             source_session=claim.source.session_id,
+            revision=claim.revision,
             created_at=claim.created_at,
             updated_at=claim.updated_at,
         )

@@ -4,9 +4,10 @@ content-free errors an HTTP layer maps to 4xx.
 
 Routes, by group:
 - claims: `list_claims` (keyset pages), `get_claim`, `search`, `add_claim`,
-  `archive_claim`, `restore_claim`, `delete_claim`, `claim_source` (its effective span);
+  `update_claim`, `archive_claim`, `restore_claim`, `delete_claim`, `claim_source` (its
+  effective span);
 - conflicts: `list_conflicts`, `resolve_conflict`;
-- persona: `persona`, `approve_persona`, `reject_persona`;
+- persona: `persona`, `approve_persona`, `reject_persona`, `rollback_persona`;
 - directives: `list_directives`, `create_directive`, `approve_directive`,
   `reject_directive`;
 - upkeep: `health`, `maintenance_status`, `run_maintenance`, `audit`;
@@ -87,6 +88,17 @@ class MemoryRoutes:
         result = await self._memory.remember(agent_id, content, user_add=True)
         return None if result.claim is None else ClaimDTO.of(result.claim)
 
+    async def update_claim(
+        self, agent_id: str, claim_id: str, content: str, *, expected_revision: int | None = None
+    ) -> ClaimDTO:
+        """The user's edit: the same fact re-worded keeps its id, a different one becomes a
+        new claim superseding this one (`manual_edit` lineage); the claim the edit left."""
+        return ClaimDTO.of(
+            await self._memory.update(
+                agent_id, claim_id, content, expected_revision=expected_revision
+            )
+        )
+
     async def archive_claim(self, agent_id: str, claim_id: str) -> ClaimDTO:
         result = await self._memory.forget(agent_id, claim_id)
         assert result.claim is not None  # an archive returns the row it archived
@@ -134,6 +146,11 @@ class MemoryRoutes:
 
     async def reject_persona(self, agent_id: str, draft_id: str) -> PersonaVersionDTO:
         version = PersonaVersionDTO.of(await self._memory.reject_persona(agent_id, draft_id))
+        assert version is not None
+        return version
+
+    async def rollback_persona(self, agent_id: str) -> PersonaVersionDTO:
+        version = PersonaVersionDTO.of(await self._memory.rollback_persona(agent_id))
         assert version is not None
         return version
 

@@ -5,10 +5,24 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import attrs
 import pytest
 
-from memory_core.domain.claims import Category, Claim, ClaimKind
-from memory_core.storage.consolidation import is_near_exact, is_stale, merge_order, survivor_fields
+from memory_core.domain.claims import Category, Claim, ClaimDraft, ClaimKind, Lifecycle
+from memory_core.domain.errors import RevisionConflict, ValidationError
+from memory_core.domain.scope import Scope
+from memory_core.ports.claims import MergeRequest
+from memory_core.storage.consolidation import (
+    DEFER_STEP,
+    check_merge,
+    check_reflections,
+    deferred_at,
+    is_near_exact,
+    is_stale,
+    merge_order,
+    stale_ids,
+    survivor_fields,
+)
 from memory_core.storage.persona import change_ratio, needs_review, sanitise_persona
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -87,3 +101,87 @@ def test_the_persona_change_ratio_and_review_flag() -> None:
     assert not needs_review(0.6, has_previous=True)
     assert sanitise_persona("```markdown\nI am calm.\n```") == "I am calm."
     assert len(sanitise_persona("x" * 5_000)) == 1_500
+
+
+def _request(survivor: Claim, retired: Claim) -> MergeRequest:
+    return MergeRequest(
+        survivor_id=survivor.id,
+        survivor_revision=survivor.revision,
+        retired_id=retired.id,
+        retired_revision=retired.revision,
+    )
+
+
+def test_a_merge_joins_two_live_rows_read_at_their_revisions() -> None:
+    new, old = _claim("n", age_days=1), _claim("o", age_days=2)
+    assert check_merge(_request(new, old), new, old, challenged=()) == (new, old)
+
+
+@pytest.mark.parametrize(
+    ("case", "error"),
+    [
+        ("same-row", ValidationError),
+        ("gone", RevisionConflict),
+        ("moved", RevisionConflict),
+        ("archived", RevisionConflict),
+        ("challenged", RevisionConflict),
+        ("other-scope", ValidationError),
+        ("other-kind", ValidationError),
+    ],
+)
+def test_a_merge_refuses_a_pair_it_may_not_join(case: str, error: type[Exception]) -> None:
+    """§8.4, §7.8: nothing changes for a pair that moved, is not live, is the target of
+    an open challenge, or crosses a scope or a kind."""
+    new, old = _claim("n", age_days=1), _claim("o", age_days=2)
+    request, retired, challenged = _request(new, old), old, set[str]()
+    if case == "same-row":
+        request = _request(new, new)
+    elif case == "gone":
+        retired = None  # type: ignore[assignment]
+    elif case == "moved":
+        request = attrs.evolve(request, retired_revision=old.revision + 1)
+    elif case == "archived":
+        retired = attrs.evolve(old, lifecycle=Lifecycle.ARCHIVED)
+    elif case == "challenged":
+        challenged = {old.id}
+    elif case == "other-scope":
+        retired = attrs.evolve(old, scope=Scope.session("s1"))
+    else:
+        retired = attrs.evolve(old, kind=ClaimKind.EPISODIC)
+    with pytest.raises(error):
+        check_merge(request, new, retired, challenged=challenged)
+
+
+def test_the_archive_step_takes_stale_rows_oldest_first_and_never_a_challenged_one() -> None:
+    rows = [
+        _claim("fresh", age_days=10),
+        _claim("old", age_days=400, importance=0.0),
+        _claim("older", age_days=500, importance=0.0),
+        _claim("contested", age_days=600, importance=0.0),
+    ]
+    assert stale_ids(rows, NOW, challenged={"contested"}, limit=5) == ["older", "old"]
+    assert stale_ids(rows, NOW, challenged=(), limit=1) == ["contested"]
+
+
+def test_a_deferred_seed_goes_behind_the_newest_one() -> None:
+    """§7.7, R-MAINT-1: max(now, newest + 1 ms), so a failing prefix never starves."""
+    later = NOW + timedelta(seconds=5)
+    assert deferred_at(NOW, [NOW - timedelta(days=1), later]) == later + DEFER_STEP
+    assert deferred_at(NOW, [NOW - timedelta(days=1)]) == NOW
+    assert deferred_at(NOW, []) == NOW
+
+
+@pytest.mark.parametrize(
+    ("agent_id", "kind", "field"),
+    [("b", ClaimKind.REFLECTION, "agent_id"), ("a", ClaimKind.SEMANTIC, "kind")],
+)
+def test_an_insight_is_a_reflection_of_its_own_agent(
+    agent_id: str, kind: ClaimKind, field: str
+) -> None:
+    """§8.5: a draft of another agent or kind is refused before anything is stored."""
+    good = ClaimDraft(agent_id="a", kind=ClaimKind.REFLECTION, content="Likes quiet mornings.")
+    check_reflections("a", [good])
+    bad = attrs.evolve(good, agent_id=agent_id, kind=kind)
+    with pytest.raises(ValidationError) as caught:
+        check_reflections("a", [good, bad])
+    assert caught.value.field == field

@@ -15,7 +15,7 @@ import pytest
 from memory_adapters.tapes import InMemoryTape
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import ClaimDraft, ClaimKind, WriteOrigin
-from memory_core.domain.errors import NotFound
+from memory_core.domain.errors import NotFound, RevisionConflict
 from memory_core.services.memory import MemoryService
 from memory_core.services.write.ingestion.types import TurnOutcome, TurnStatus
 from memory_plugins.bootstrap import open_memory
@@ -118,6 +118,22 @@ def test_conflict_persona_directive_and_upkeep_routes(tmp_path: Path) -> None:
         assert draft is not None
         assert routes.persona(A).draft is not None and routes.persona(A).active is None
         assert (await routes.approve_persona(A, draft.id)).state == "active"
+        second = memory.store.draft_persona(A, "I am a brisk, witty helper.", now=memory.now())
+        assert second is not None
+        await routes.approve_persona(A, second.id)
+        restored = await routes.rollback_persona(A)  # only the user's call brings it back
+        assert (restored.id, restored.state) == (draft.id, "active")
+        assert routes.persona(A).active.id == draft.id  # type: ignore[union-attr]
+
+        edited = await routes.update_claim(A, target.id, "The cat is called Luna Belle.")
+        assert edited.content == "The cat is called Luna Belle."
+        with pytest.raises(RevisionConflict):
+            await routes.update_claim(
+                A,
+                edited.id,
+                "Stale edit.",
+                expected_revision=edited.revision + 1,
+            )
 
         directive = routes.create_directive(A, "instruction", "Answer in English.")
         assert [d.id for d in routes.list_directives(A, status="active")] == [directive.id]
@@ -127,7 +143,13 @@ def test_conflict_persona_directive_and_upkeep_routes(tmp_path: Path) -> None:
         status = routes.maintenance_status(A)
         assert status["last_passes"] and status["dirty_seeds"] >= 0
         events = {e.event for e in routes.audit(A)}
-        assert {"memory/challenge_resolved", "persona/approve", "memory/maintenance"} <= events
+        assert {
+            "memory/challenge_resolved",
+            "persona/approve",
+            "persona/rollback",
+            "memory/manual_edit",
+            "memory/maintenance",
+        } <= events
         health = await routes.health(A)
         assert health["healthy"] in (True, False)
         json.dumps(health)  # JSON-ready, as every route's answer
