@@ -274,6 +274,9 @@ CONSUMERS: dict[str, tuple[object, Read]] = {
     "audit_prune_batch": (250, _of_maintenance("audit_prune_batch")),
     "maintenance_pass_seconds": (60.0, _of_maintenance("maintenance_pass_seconds")),
     "maintenance_drain_seconds": (2.0, _of_maintenance("maintenance_drain_seconds")),
+    # the stored working projection's background rebuilds
+    "working_refresh_debounce_seconds": (0.5, lambda memory: memory.working._debounce),
+    "working_refresh_seconds": (2.0, lambda memory: memory.working._seconds),
 }
 WATCHED_END_TO_END = {
     "extraction_chunk_tokens",

@@ -21,6 +21,7 @@ from memory_adapters.postgres_store.errors import (
     TEMPORAL_CONSTRAINT,
 )
 from memory_adapters.postgres_store.migrations import Extensions, Migration
+from memory_adapters.postgres_store.projection_schema import working_statements
 from memory_adapters.sql_claims import ddl
 from memory_adapters.sql_claims.queries import RECALLABLE_KINDS_SQL, recallable, sql_list
 from memory_core.domain.claims import Category, ClaimKind, EmbeddingState, Lifecycle
@@ -298,6 +299,13 @@ def _v3(conn: psycopg.Connection, extensions: Extensions) -> None:
     conn.execute(ddl.PERSONA_STATE_COLUMN.replace("ADD COLUMN", "ADD COLUMN IF NOT EXISTS"))
 
 
+def _v4(conn: psycopg.Connection, extensions: Extensions) -> None:
+    # The stored working projection and the per-agent source generation the triggers move
+    # (sql_claims.projection): the turn reads one row instead of listing 200 claims.
+    for statement in working_statements():
+        conn.execute(statement)
+
+
 MIGRATIONS = (
     Migration(
         component=COMPONENT,
@@ -311,5 +319,11 @@ MIGRATIONS = (
         version=3,
         description="persona states (draft, active, rejected, retired)",
         apply=_v3,
+    ),
+    Migration(
+        component=COMPONENT,
+        version=4,
+        description="stored working projection with a per-agent source generation",
+        apply=_v4,
     ),
 )

@@ -12,6 +12,7 @@ import attrs
 from memory_adapters.sql_claims import ddl
 from memory_adapters.sqlite_store import fts
 from memory_adapters.sqlite_store.connection import write_transaction
+from memory_adapters.sqlite_store.projection_schema import working_statements
 from memory_adapters.sqlite_store.schema import (
     fts_drop_statements,
     fts_statements,
@@ -137,6 +138,13 @@ def _v7(conn: apsw.Connection) -> None:
     fts.rebuild(conn)
 
 
+def _v8(conn: apsw.Connection) -> None:
+    # The stored working projection and the per-agent source generation the triggers move
+    # (sql_claims.projection): the turn reads one row instead of listing 200 claims.
+    for statement in working_statements():
+        conn.execute(statement)
+
+
 @attrs.frozen(kw_only=True)
 class Migration:
     version: int
@@ -167,6 +175,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         version=7,
         description="FTS mirror with secure deletes: forgetting removes the terms at once",
         apply=_v7,
+    ),
+    Migration(
+        version=8,
+        description="stored working projection with a per-agent source generation",
+        apply=_v8,
     ),
 )
 LATEST_VERSION = MIGRATIONS[-1].version

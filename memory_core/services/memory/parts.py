@@ -30,6 +30,7 @@ from memory_core.services.memory.observability import (
 from memory_core.services.providers.gateway.service import ProviderGateway
 from memory_core.services.read.retrieval.service import RetrievalService
 from memory_core.services.read.runtime import MemoryRuntime
+from memory_core.services.read.working import WorkingMemory
 from memory_core.services.vectors.index import VectorIndex
 from memory_core.services.write.fences import WriteCoordinator
 from memory_core.services.write.ingestion.service import IngestionRuntime, IngestionServices
@@ -101,6 +102,18 @@ class MemoryParts:
         self._ingestion = ingestion
         self._sessions: dict[tuple[str, str], MemoryRuntime] = {}
         self._background: list[TaskHandle] = []
+        # The stored working projection every session of an agent reads (R-READ-9).
+        self.working = WorkingMemory(
+            store=store,
+            calls=retrieval.calls,
+            domain_clock=domain_clock,
+            infra_clock=infra_clock,
+            settings=settings,
+            scheduler=scheduler,
+        )
+        # Every serialised write of an agent (ingestion, the user's controls, merges) ends
+        # by releasing its lock: its projection is rebuilt once the writes pause.
+        coordinator.on_released(self.working.schedule)
 
     # --- sessions -------------------------------------------------------------------------
     def session(
@@ -155,6 +168,7 @@ class MemoryParts:
                 settings=self.settings,
                 scheduler=self._scheduler,  # the turn's hard timer (R-READ-1)
                 ingestion=ingestion,
+                working=self.working,
             )
             self._sessions[key] = runtime
         return runtime
@@ -166,6 +180,8 @@ class MemoryParts:
         for runtime in self._sessions.values():
             await runtime.drain()
         self._sessions.clear()
+        self.working.close()
+        await self.working.drain()
         # Embedding passes still running would write into stores about to close: wait for
         # them (each is bounded by its own deadline).
         for handle in self._background:
