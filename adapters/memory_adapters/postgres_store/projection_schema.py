@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from memory_adapters.sql_claims.projection import (
+    PERSONA_INDEX,
     SEED_GENERATIONS,
     WATCHED_COLUMNS,
     WORKING_TABLE,
@@ -42,6 +43,7 @@ def working_statements() -> tuple[str, ...]:
     return (
         _TABLE,
         SEED_GENERATIONS,
+        PERSONA_INDEX,
         _FUNCTION,
         f"""CREATE OR REPLACE TRIGGER agent_memory_working_ai AFTER INSERT ON agent_memory
           FOR EACH ROW WHEN {projected("NEW.")}

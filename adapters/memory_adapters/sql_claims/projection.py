@@ -34,6 +34,7 @@ from memory_core.domain.validation import check_instance, check_int
 from memory_core.ports.claims import StoredWorking, WorkingSnapshot
 
 __all__ = [
+    "PERSONA_INDEX",
     "SEED_GENERATIONS",
     "WATCHED_COLUMNS",
     "WORKING_TABLE",
@@ -64,6 +65,12 @@ WATCHED_COLUMNS = (
 )
 
 
+# The turn also reads the active persona: without this index that lookup walks the agent's
+# whole listing (the common case has no persona row at all), ~30 ms per 3,000 claims.
+PERSONA_INDEX = """CREATE INDEX IF NOT EXISTS agent_memory_persona
+  ON agent_memory (agent_id, persona_state, created_at DESC, id DESC) WHERE kind = 'persona'"""
+
+
 def projected(p: str) -> str:
     """The row (`OLD.` or `NEW.`) is one a working projection may show, in some lifecycle."""
     return f"({p}scope_type = 'agent' AND {p}kind IN {RECALLABLE_KINDS_SQL})"
@@ -77,8 +84,10 @@ SEED_GENERATIONS = (
     " ON CONFLICT (agent_id) DO NOTHING"
 )
 
-_READ = f"""SELECT generation, payload FROM {WORKING_TABLE} WHERE agent_id = ?"""
-_FENCED = "SELECT 1 FROM agent_memory_clear_job WHERE agent_id = ?"
+# One statement: the row and whether a clear fences the agent (then nothing is shown).
+_READ = f"""SELECT w.generation, w.payload,
+    EXISTS (SELECT 1 FROM agent_memory_clear_job j WHERE j.agent_id = w.agent_id)
+  FROM {WORKING_TABLE} w WHERE w.agent_id = ?"""
 # Generation 0 is "no row": only then may the store create it (a retirement deletes the
 # row, and a builder that read an older generation must not bring it back).
 _CREATE = f"""INSERT INTO {WORKING_TABLE} AS w (agent_id, generation, built_at, payload)
@@ -93,8 +102,8 @@ def read(session: Session, agent_id: str) -> StoredWorking:
     row = session.one(_READ, (agent_id,))
     if row is None:
         return StoredWorking(generation=0, snapshot=None)
-    generation, payload = int(row[0]), row[1]
-    if payload is None or session.one(_FENCED, (agent_id,)):
+    generation, payload, fenced = int(row[0]), row[1], bool(row[2])
+    if payload is None or fenced:
         return StoredWorking(generation=generation, snapshot=None)
     return StoredWorking(
         generation=generation, snapshot=structure(json.loads(payload), WorkingSnapshot)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from memory_adapters.sql_claims.projection import (
+    PERSONA_INDEX,
     SEED_GENERATIONS,
     WATCHED_COLUMNS,
     WORKING_TABLE,
@@ -32,6 +33,7 @@ def working_statements() -> tuple[str, ...]:
     return (
         _TABLE,
         SEED_GENERATIONS,
+        PERSONA_INDEX,
         f"""CREATE TRIGGER IF NOT EXISTS agent_memory_working_ai AFTER INSERT ON agent_memory
           WHEN {projected("NEW.")}
           BEGIN {_bump("NEW")} END""",

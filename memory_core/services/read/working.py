@@ -53,6 +53,8 @@ __all__ = ["WorkingMemory", "WorkingStore", "suppress_topics", "without_suppress
 
 log = logging.getLogger(__name__)
 
+_RECIPES_MAX = 256  # distinct suppress-topic sets remembered
+
 
 @runtime_checkable
 class WorkingStore(ClaimReader, DirectiveReader, WorkingProjections, Protocol):
@@ -116,6 +118,7 @@ class WorkingMemory:
         self._policy = TemporalPolicy.from_settings(settings)
         self._debounce = settings.working_refresh_debounce_seconds
         self._seconds = settings.working_refresh_seconds
+        self._recipes: dict[tuple[str, ...], str] = {}
         self._queued: set[str] = set()  # agents whose rebuild is waiting out the debounce
         self._pending: list[TaskHandle] = []
         self._closed = False
@@ -123,9 +126,17 @@ class WorkingMemory:
     # --- the rule --------------------------------------------------------------------------
     def recipe(self, topics: Sequence[str]) -> str:
         """The fingerprint of everything but the claims that shapes a snapshot. A hash:
-        the row never holds the topics themselves."""
-        shape = repr((self._budget, self._limit, self._policy, tuple(topics)))
-        return hashlib.sha256(shape.encode("utf-8", "surrogatepass")).hexdigest()
+        the row never holds the topics themselves. Asked on every turn, so remembered
+        (topics change only with directives; the rest never in this process)."""
+        key = tuple(topics)
+        recipe = self._recipes.get(key)
+        if recipe is None:
+            shape = repr((self._budget, self._limit, self._policy, key))
+            recipe = hashlib.sha256(shape.encode("utf-8", "surrogatepass")).hexdigest()
+            if len(self._recipes) >= _RECIPES_MAX:
+                self._recipes.clear()
+            self._recipes[key] = recipe
+        return recipe
 
     def source(self, agent_id: str) -> Sequence[Claim]:
         """The authoritative claims a projection is built from (a blocking store call)."""
