@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -220,12 +220,14 @@ class WorkingMemory:
 
     def schedule(self, agent_id: str) -> None:
         """A mutation of the agent committed: rebuild its row once the writes pause."""
-        if agent_id in self._queued:  # the queued rebuild reads the generation later
+        scheduler = self._scheduler
+        # A queued rebuild reads the generation after its wait: it covers this write too.
+        if scheduler is None or self._closed or agent_id in self._queued:
             return
 
         async def debounced() -> None:
             try:
-                await self._scheduler.sleep(self._debounce)  # type: ignore[union-attr]
+                await scheduler.sleep(self._debounce)
             finally:
                 self._queued.discard(agent_id)
             await self.rebuild(
@@ -237,8 +239,8 @@ class WorkingMemory:
         if self._spawn(debounced, f"memory-working-rebuild:{agent_id}"):
             self._queued.add(agent_id)
 
-    def _spawn(self, work, name: str) -> bool:  # type: ignore[no-untyped-def]
-        if self._scheduler is None or self._closed:
+    def _spawn(self, work: Callable[[], Awaitable[None]], name: str) -> bool:
+        if self._scheduler is None or self._closed:  # no background work: not stored
             return False
 
         async def quietly() -> None:
