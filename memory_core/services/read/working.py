@@ -197,21 +197,25 @@ class WorkingMemory:
             return True
         snapshot = self.build(claims, directives, now=self._clock.now())
         return await self._calls.run(
-            lambda: self._store.store_working_projection(
-                agent_id, snapshot, generation=stored.generation
-            ),
+            lambda: self.put(agent_id, snapshot, stored.generation),
             deadline=deadline,
             cancel=cancel,
         )
+
+    def put(self, agent_id: str, snapshot: WorkingSnapshot, generation: int) -> bool:
+        """Store `snapshot` compare-and-set (a blocking store call; see `keep`)."""
+        # Generation 0 is an agent without a row: none is created to say it has nothing
+        # (after a retirement that would bring its id back); its turns find that quickly.
+        if generation == 0 and snapshot.text is None and not snapshot.hidden:
+            return True
+        return self._store.store_working_projection(agent_id, snapshot, generation=generation)
 
     def keep(self, agent_id: str, snapshot: WorkingSnapshot, *, generation: int) -> None:
         """Store a snapshot a turn built, in the background (the turn never writes)."""
 
         async def store() -> None:
             await self._calls.run(
-                lambda: self._store.store_working_projection(
-                    agent_id, snapshot, generation=generation
-                ),
+                lambda: self.put(agent_id, snapshot, generation),
                 deadline=Deadline.after(self._infra, self._seconds),
                 cancel=CancellationToken(),
             )

@@ -206,7 +206,7 @@ def test_a_stored_projection_is_never_stale_and_a_rebuild_equals_project_working
         stored = store.working_projection(agent)
         shown = working.current(stored, directives, now=clock.now())
         if shown is None:
-            store.store_working_projection(agent, expected, generation=stored.generation)
+            working.put(agent, expected, stored.generation)
         else:
             assert (shown.text, shown.entries, shown.hidden) == (
                 expected.text,
@@ -216,9 +216,13 @@ def test_a_stored_projection_is_never_stale_and_a_rebuild_equals_project_working
 
     assert _rebuild(working, clock, agent)
     expected, directives = fresh()
-    stored = working.current(store.working_projection(agent), directives, now=clock.now())
+    row = store.working_projection(agent)
+    stored = working.current(row, directives, now=clock.now())
+    if stored is None:  # an agent that never had a projected claim gets no row
+        assert row.generation == 0 and expected.text is None and not expected.hidden
+        return
     # Kept, not re-stored, when still current: equal in all but its build instant.
-    assert stored is not None and attrs.evolve(stored, built_at=expected.built_at) == expected
+    assert attrs.evolve(stored, built_at=expected.built_at) == expected
     topics = {d.topic for d in directives if d.kind is DirectiveKind.SUPPRESS_TOPIC}
     if not topics:
         claims = store.list_claims(agent, scope_filter=ScopeFilter.agent_only(), limit=200)
@@ -235,7 +239,10 @@ def test_a_stored_projection_is_never_stale_and_a_rebuild_equals_project_working
         assert store.working_projection(agent).snapshot is None
         assert _rebuild(working, clock, agent)
         again = store.working_projection(agent).snapshot
-        assert again is not None and again.text == expected.text
+        if expected.text is None and not expected.hidden:  # nothing to show: no row made
+            assert again is None
+        else:
+            assert again is not None and again.text == expected.text == stored.text
 
 
 def test_a_rebuild_that_loses_the_race_to_a_write_is_discarded(world: Any) -> None:
@@ -300,4 +307,26 @@ def test_a_deleted_claims_text_leaves_the_working_row_with_the_delete(tmp_path: 
     assert store.working_projection("agent-a").snapshot is None
     store.checkpoint()
     assert _files_containing(tmp_path, MARKER.encode()) == []
+    store.close()
+
+
+def test_a_retired_agent_keeps_no_working_row_even_after_a_late_rebuild(tmp_path: Path) -> None:
+    """Retirement removes the namespace: the row goes with it, and the rebuild the service
+    schedules after the retirement's write finds nothing to show and creates none."""
+    clock = ManualClock()
+    store = ApswClaimStore(
+        tmp_path / "memory.sqlite3", secret_policy=PatternSecretPolicy(), clock=clock
+    )
+    working = _working(store, clock, MemorySettings())
+    store.insert(
+        ClaimDraft(agent_id="agent-a", kind="semantic", content="The user likes tea."),
+        origin=WriteOrigin.USER_ADD,
+        now=clock.now(),
+    )
+    assert _rebuild(working, clock, "agent-a")
+    store.retire_agent("agent-a")
+    assert _rebuild(working, clock, "agent-a")
+    with store._write() as session:  # type: ignore[attr-defined]
+        rows = session.one("SELECT count(*) FROM agent_memory_working WHERE agent_id = 'agent-a'")
+    assert rows is not None and rows[0] == 0
     store.close()
