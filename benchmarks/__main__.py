@@ -34,6 +34,8 @@ BENCHMARKS: dict[str, str] = {
     "and one SIGKILL: 0 escaping errors, FTS/vector/lineage integrity, no starved seed",
     "forgetting": "one delete made physical at 10k/100k/1M rows and every clear batch when "
     "the agent holds 90 % of the store, vs bare SQLite deletes",
+    "ingestion": "claims/s from a tape to embedded claims, bulk and turn by turn, vs the "
+    "embedder batched on the same claim texts",
 }
 
 

@@ -461,6 +461,21 @@ class MemorySettings:
         validator=_positive,
         metadata=_doc("How long stopping maintenance waits for passes in flight before failing."),
     )
+    embedding_drain_batch_size: int = attrs.field(
+        default=100,
+        validator=[_positive, attrs.validators.le(1_000)],
+        metadata=_doc(
+            "Most claims one coalesced embedding batch takes, across turns and agents (1..1000)."
+        ),
+    )
+    embedding_drain_delay_ms: int = attrs.field(
+        default=250,
+        validator=[_non_negative, attrs.validators.le(10_000)],
+        metadata=_doc(
+            "Longest wait for an embedding batch to fill after a commit (0..10000 ms); a new "
+            "claim reaches vector recall within it plus the batches ahead of it."
+        ),
+    )
     working_refresh_debounce_seconds: float = attrs.field(
         default=0.1,
         validator=_non_negative,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
@@ -27,12 +27,13 @@ from memory_core.domain.errors import (
     ProviderUnavailable,
 )
 from memory_core.domain.secrets import redact_for_log
-from memory_core.ports.providers import (
-    EmbeddingProvider,
-    EmbeddingPurpose,
-    TextProvider,
-    TextRequest,
+from memory_core.ports.provider_wrappers import (
+    HookedEmbeddingProvider,
+    HookedTextProvider,
+    ProviderCall,
+    ProviderOperation,
 )
+from memory_core.ports.providers import EmbeddingProvider, TextProvider
 
 __all__ = ["GuardedEmbeddingProvider", "GuardedTextProvider", "ProviderGuard"]
 
@@ -145,7 +146,31 @@ async def _close(provider: EmbeddingProvider | TextProvider, seconds: float) -> 
         logger.warning("%s did not close within %ss", provider.provider_id, seconds)
 
 
-class GuardedEmbeddingProvider:
+# What a guard's errors call each operation.
+_WHAT = {
+    ProviderOperation.DIMENSIONS: "dimension discovery",
+    ProviderOperation.EMBED: "embedding",
+    ProviderOperation.COMPLETE: "completion",
+}
+
+
+class _GuardHook:
+    """A `ProviderGuard` as the wrappers' call hook; closing is bounded too."""
+
+    def __init__(self, guard: ProviderGuard, close_seconds: float) -> None:
+        self._guard = guard
+        self._close_seconds = close_seconds
+
+    async def around(self, call: ProviderCall, make: Callable[[], Awaitable[T]]) -> T:
+        return await self._guard.run(
+            make, deadline=call.deadline, cancel=call.cancel, what=_WHAT[call.operation]
+        )
+
+    async def close(self, provider: EmbeddingProvider | TextProvider) -> None:
+        await _close(provider, self._close_seconds)
+
+
+class GuardedEmbeddingProvider(HookedEmbeddingProvider):
     """An `EmbeddingProvider` that delegates to `inner` under a `ProviderGuard`."""
 
     def __init__(
@@ -156,55 +181,13 @@ class GuardedEmbeddingProvider:
         max_stragglers: int = 8,
         close_seconds: float = 5.0,
     ) -> None:
-        self._inner = inner
-        self._close_seconds = close_seconds
         self.guard = ProviderGuard(
             inner.provider_id, grace_seconds=grace_seconds, max_stragglers=max_stragglers
         )
-
-    def __repr__(self) -> str:
-        return f"GuardedEmbeddingProvider({self._inner.provider_id!r}, {self._inner.model_id!r})"
-
-    @property
-    def wrapped(self) -> EmbeddingProvider:
-        return self._inner
-
-    @property
-    def provider_id(self) -> str:
-        return self._inner.provider_id
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    async def dimensions(self, *, deadline: Deadline, cancel: CancellationToken) -> int:
-        return await self.guard.run(
-            lambda: self._inner.dimensions(deadline=deadline, cancel=cancel),
-            deadline=deadline,
-            cancel=cancel,
-            what="dimension discovery",
-        )
-
-    async def embed(
-        self,
-        texts: Sequence[str],
-        *,
-        purpose: EmbeddingPurpose,
-        deadline: Deadline,
-        cancel: CancellationToken,
-    ) -> Sequence[Sequence[float]]:
-        return await self.guard.run(
-            lambda: self._inner.embed(texts, purpose=purpose, deadline=deadline, cancel=cancel),
-            deadline=deadline,
-            cancel=cancel,
-            what="embedding",
-        )
-
-    async def aclose(self) -> None:
-        await _close(self._inner, self._close_seconds)
+        super().__init__(inner, _GuardHook(self.guard, close_seconds))
 
 
-class GuardedTextProvider:
+class GuardedTextProvider(HookedTextProvider):
     """A `TextProvider` that delegates to `inner` under a `ProviderGuard`."""
 
     def __init__(
@@ -215,36 +198,7 @@ class GuardedTextProvider:
         max_stragglers: int = 8,
         close_seconds: float = 5.0,
     ) -> None:
-        self._inner = inner
-        self._close_seconds = close_seconds
         self.guard = ProviderGuard(
             inner.provider_id, grace_seconds=grace_seconds, max_stragglers=max_stragglers
         )
-
-    def __repr__(self) -> str:
-        return f"GuardedTextProvider({self._inner.provider_id!r}, {self._inner.model_id!r})"
-
-    @property
-    def wrapped(self) -> TextProvider:
-        return self._inner
-
-    @property
-    def provider_id(self) -> str:
-        return self._inner.provider_id
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    async def complete(
-        self, request: TextRequest, *, deadline: Deadline, cancel: CancellationToken
-    ) -> str:
-        return await self.guard.run(
-            lambda: self._inner.complete(request, deadline=deadline, cancel=cancel),
-            deadline=deadline,
-            cancel=cancel,
-            what="completion",
-        )
-
-    async def aclose(self) -> None:
-        await _close(self._inner, self._close_seconds)
+        super().__init__(inner, _GuardHook(self.guard, close_seconds))

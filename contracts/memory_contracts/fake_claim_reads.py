@@ -11,7 +11,7 @@ from memory_contracts.fake_claim_table import FakeStoreBase
 from memory_core.domain.claims import Claim, EmbeddingIdentity, EmbeddingState
 from memory_core.domain.errors import ValidationError
 from memory_core.domain.scope import ScopeFilter
-from memory_core.ports.claims import FtsHit, MatchMode
+from memory_core.ports.claims import EmbeddingMark, FtsHit, MatchMode
 from memory_core.storage.drafts import stored_time
 
 __all__ = ["MAX_SEARCH_TERMS", "FakeClaimSearch", "FakeEmbeddingBookkeeping"]
@@ -115,3 +115,17 @@ class FakeEmbeddingBookkeeping(FakeStoreBase):
         state = EmbeddingState.READY if ready else failed
         self._open().put(claim, embedding_state=state, embedding=identity)
         return True
+
+    def mark_embeddings(self, marks: Sequence[EmbeddingMark], *, now: datetime) -> Sequence[bool]:
+        """In memory every call is atomic already; the batch is each mark in order."""
+        return [
+            self.mark_embedding(
+                mark.agent_id,
+                mark.claim_id,
+                expected_revision=mark.expected_revision,
+                identity=mark.identity,
+                ready=mark.ready,
+                now=now,
+            )
+            for mark in marks
+        ]

@@ -150,6 +150,23 @@ class Interval:
     def contains(self, instant: datetime) -> bool:
         return self.relation(instant) is Relation.CURRENT
 
+    def overlaps(self, other: Interval) -> bool:
+        """Whether the two share an instant; an unknown bound is open. An undated interval
+        says nothing about when, so it overlaps nothing."""
+        if self.is_undated or other.is_undated:
+            return False
+        starts_before_other_ends = (
+            self.valid_from is None
+            or other.valid_until is None
+            or self.valid_from < other.valid_until
+        )
+        other_starts_before_end = (
+            self.valid_until is None
+            or other.valid_from is None
+            or other.valid_from < self.valid_until
+        )
+        return starts_before_other_ends and other_starts_before_end
+
 
 def _check_confidence(
     instance: TemporalMetadata, attribute: attrs.Attribute, value: object

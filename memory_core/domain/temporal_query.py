@@ -19,7 +19,7 @@ from datetime import datetime
 import attrs
 
 from memory_core.domain.claims import Claim
-from memory_core.domain.dates import find_time_expressions
+from memory_core.domain.dates import TimeRole, find_time_expressions
 from memory_core.domain.temporal import Interval, TemporalKind
 
 __all__ = ["QueryPeriods", "query_periods"]
@@ -36,29 +36,18 @@ class QueryPeriods:
 
     def matches(self, claim: Claim) -> bool:
         """Whether the claim was recorded in, or holds during, one of the periods."""
-        for period in self.periods:
-            start, end = period.valid_from, period.valid_until
-            assert start is not None and end is not None  # only bounded periods are kept
-            if start <= claim.created_at < end:
-                return True
-            if claim.temporal.kind is not TemporalKind.ATEMPORAL:
-                window = claim.temporal.interval
-                if (
-                    (window.valid_from is None or window.valid_from < end)
-                    and (window.valid_until is None or window.valid_until > start)
-                    and not window.is_undated
-                ):
-                    return True
-        return False
+        temporal = claim.temporal
+        return any(
+            period.contains(claim.created_at)
+            or (temporal.kind is not TemporalKind.ATEMPORAL and temporal.interval.overlaps(period))
+            for period in self.periods
+        )
 
 
 def query_periods(query: str, *, reference: datetime, timezone: str) -> QueryPeriods:
-    """The bounded periods `query` names, resolved against `reference` in `timezone`."""
+    """The bounded periods `query` names, resolved against `reference` in `timezone`: the
+    phrases the resolver reads as a point in time ("in May", "last week"), not "since May"."""
     found = find_time_expressions(query, reference=reference, timezone=timezone, prefer="nearest")
-    periods = tuple(
-        expression.resolved.interval
-        for expression in found
-        if expression.resolved.interval.valid_from is not None
-        and expression.resolved.interval.valid_until is not None
+    return QueryPeriods(
+        periods=tuple(e.resolved.interval for e in found if e.resolved.role is TimeRole.POINT)
     )
-    return QueryPeriods(periods=periods)

@@ -37,6 +37,7 @@ from memory_core.ports.tape import TapeEntry
 __all__ = [
     "MAX_SLOT_LENGTH",
     "SLOT_PATTERN",
+    "BlockingExtractor",
     "CandidateClaim",
     "DirectiveSuggestion",
     "ExtractionRequest",
@@ -202,4 +203,19 @@ class Extractor(Protocol):
         unusable response raises ProviderResponseError so the ingestion cursor does not
         advance. Honours `deadline` (DeadlineExceeded) and `cancel` (OperationCancelled).
         """
+        ...
+
+
+@runtime_checkable
+class BlockingExtractor(Extractor, Protocol):
+    """An extractor whose work is all computation (rules, no I/O): `extract_blocking` is
+    the same extraction as `extract`, as a plain call, so the ingestion runtime can run it
+    off the event loop (the `BlockingCalls` port) while the loop keeps answering turns and
+    the embedding model's threads have the loop's core back (issue 15)."""
+
+    def extract_blocking(
+        self, request: ExtractionRequest, *, deadline: Deadline, cancel: CancellationToken
+    ) -> ExtractionResult:
+        """What `extract` returns for `request`, computed on the calling thread. It may run
+        on any thread, one call at a time; it checks `deadline` and `cancel` as it goes."""
         ...

@@ -14,8 +14,8 @@ import attrs
 
 from memory_core.domain.claims import ClaimKind
 from memory_core.domain.scope import MAX_SCOPE_ID_LENGTH, ScopeKind
+from memory_core.domain.stored_temporal import lenient_normalise
 from memory_core.domain.temporal import ATEMPORAL, TemporalMetadata
-from memory_core.domain.temporal_policy import lenient_normalise
 
 __all__ = [
     "ScopeRepair",

@@ -311,6 +311,10 @@ def _compose(
             # The embedding pipeline follows every committed extraction (late-bound: the
             # service is built just below).
             on_committed=lambda agent_id, ids: service.on_committed(agent_id, ids),  # noqa: PLW0108
+            settle_committed=lambda agent_id: service.settle_committed(agent_id),  # noqa: PLW0108
+            # The rules extractor computes: one worker thread keeps it off the loop (a
+            # second would only contend for the GIL and the model's cores).
+            offload=ThreadedCalls(workers=1, interrupt=None),
         )
     service = MemoryService(
         store=store,

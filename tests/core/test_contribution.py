@@ -24,8 +24,9 @@ from memory_core.services.read.contribution import (
     assemble,
     order_directives,
 )
+from memory_core.services.read.fusion import Candidate
 from memory_core.services.read.sanitizer import ZWSP, find_control_sequences
-from memory_core.services.read.scoring import Candidate, ScoringPolicy, rank_candidates
+from memory_core.services.read.scoring import ScoringPolicy, rank_candidates
 from memory_core.settings import MemorySettings
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)

@@ -11,12 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_core.domain.dates import (
+from memory_core.domain.date_phrases import (
     CONFIDENCE_EXPLICIT,
     CONFIDENCE_INFERRED_YEAR,
     CONFIDENCE_LOOSE,
     CONFIDENCE_RELATIVE,
     CONFIDENCE_VAGUE,
+)
+from memory_core.domain.dates import (
     Prefer,
     ResolvedTime,
     TimeRole,

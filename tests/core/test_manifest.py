@@ -24,12 +24,8 @@ from memory_core.domain.manifest import (
 )
 from memory_core.domain.provenance import query_hash
 from memory_core.services.read.contribution import ContributionRequest, RecalledMemory, assemble
-from memory_core.services.read.scoring import (
-    Candidate,
-    ScoringPolicy,
-    filter_suppressed,
-    rank_candidates,
-)
+from memory_core.services.read.fusion import Candidate
+from memory_core.services.read.scoring import ScoringPolicy, filter_suppressed, rank_candidates
 from memory_core.settings import MemorySettings
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)

@@ -17,8 +17,9 @@ from memory_contracts.fake_claim_store import InMemoryClaimStore
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.claims import ClaimDraft, ClaimKind, WriteOrigin
+from memory_core.services.read.fusion import candidates_from_lists
 from memory_core.services.read.retrieval.service import RetrievalRequest, RetrievalService
-from memory_core.services.read.scoring import ScoringPolicy, candidates_from_lists
+from memory_core.services.read.scoring import ScoringPolicy
 from memory_core.settings import MemorySettings
 
 AGENT = "agent-a"

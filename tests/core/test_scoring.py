@@ -15,10 +15,9 @@ from memory_core.domain.errors import ConfigError
 from memory_core.domain.manifest import CandidateSource, DropReason
 from memory_core.domain.temporal import Interval, Precision, TemporalKind, TemporalMetadata
 from memory_core.domain.temporal_policy import TemporalMode, TemporalStatus
+from memory_core.services.read.fusion import Candidate, candidates_from_lists
 from memory_core.services.read.scoring import (
-    Candidate,
     ScoringPolicy,
-    candidates_from_lists,
     filter_suppressed,
     rank_candidates,
     token_set,

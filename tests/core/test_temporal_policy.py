@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_core.domain.errors import TemporalError
+from memory_core.domain.stored_temporal import lenient_normalise
 from memory_core.domain.temporal import (
     ATEMPORAL,
     Interval,
@@ -27,7 +28,6 @@ from memory_core.domain.temporal_policy import (
     TemporalStatus,
     WorkingSection,
     assess,
-    lenient_normalise,
     render_bound,
     working_section_for,
     working_status_rank,

@@ -76,6 +76,26 @@ def test_open_ended_intervals_relate_on_their_known_bound() -> None:
     assert until.relation(START - timedelta(days=9_000)) is Relation.CURRENT
 
 
+@pytest.mark.parametrize(
+    ("other", "overlaps"),
+    [
+        (Interval(valid_from=START - TICK, valid_until=START + TICK), True),
+        (Interval(valid_from=END - TICK, valid_until=END + TICK), True),
+        (Interval(valid_from=END, valid_until=END + TICK), False),  # half-open: END is out
+        (Interval(valid_from=START - TICK, valid_until=START), False),
+        (Interval(valid_from=END - TICK), True),  # an open end reaches into the period
+        (Interval(valid_until=START + TICK), True),
+        (Interval(valid_until=START), False),
+        (Interval(), False),  # undated says nothing about when
+    ],
+)
+def test_overlap_is_half_open_and_undated_overlaps_nothing(other: Interval, overlaps: bool) -> None:
+    """R-TIME-1: a period and a validity window overlap when they share an instant."""
+    period = Interval(valid_from=START, valid_until=END)
+    assert period.overlaps(other) is overlaps
+    assert other.overlaps(period) is overlaps
+
+
 @pytest.mark.parametrize("until", [START, START - TICK], ids=["empty", "inverted"])
 def test_interval_must_not_be_empty_or_inverted(until: datetime) -> None:
     """R-TIME-1: [from, until) needs from < until."""

@@ -18,6 +18,7 @@ NOT_MIRRORED = {
     "on_closed": "the composition root's hook (data-dir lock)",
     "on_committed": "ingestion's commit hook, called by the service itself",
     "session": "SyncMemory's turn methods take (agent_id, session_id)",
+    "settle_committed": "ingestion's settle hook, awaited by a session's drain",
 }
 
 

@@ -210,9 +210,9 @@ CONSUMERS: dict[str, tuple[object, Read]] = {
     "embedding_batch_seconds": (10.0, lambda memory: memory.gateway._timeouts.batch_seconds),
     "embedding_warm_seconds": (10.0, lambda memory: memory.gateway._timeouts.warm_seconds),
     "text_call_seconds": (20.0, lambda memory: memory.gateway._timeouts.text_seconds),
-    "provider_calls_per_key": (1, lambda memory: memory.gateway._limits.per_key),
-    "provider_calls_total": (8, lambda memory: memory.gateway._limits.total),
-    "latency_samples": (32, lambda memory: memory.gateway._latencies.maxlen),
+    "provider_calls_per_key": (1, lambda memory: memory.gateway._calls._limits.per_key),
+    "provider_calls_total": (8, lambda memory: memory.gateway._calls._limits.total),
+    "latency_samples": (32, lambda memory: memory.gateway._calls._latencies.maxlen),
     # the facade's own operations
     "clear_batch_size": (100, lambda memory: memory.settings.clear_batch_size),
     "embedding_pass_seconds": (30.0, lambda memory: memory.settings.embedding_pass_seconds),
@@ -274,6 +274,15 @@ CONSUMERS: dict[str, tuple[object, Read]] = {
     "audit_prune_batch": (250, _of_maintenance("audit_prune_batch")),
     "maintenance_pass_seconds": (60.0, _of_maintenance("maintenance_pass_seconds")),
     "maintenance_drain_seconds": (2.0, _of_maintenance("maintenance_drain_seconds")),
+    # the coalesced embedding drain
+    "embedding_drain_batch_size": (
+        20,
+        lambda memory: memory.embedding_drain._tunables.batch_size,
+    ),
+    "embedding_drain_delay_ms": (
+        500,
+        lambda memory: round(memory.embedding_drain._tunables.delay_seconds * 1000),
+    ),
     # the stored working projection's background rebuilds
     "working_refresh_debounce_seconds": (0.5, lambda memory: memory.working._debounce),
     "working_refresh_seconds": (2.0, lambda memory: memory.working._seconds),

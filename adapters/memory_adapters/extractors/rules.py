@@ -77,6 +77,12 @@ class RulesExtractor:
     async def extract(
         self, request: ExtractionRequest, *, deadline: Deadline, cancel: CancellationToken
     ) -> ExtractionResult:
+        return self.extract_blocking(request, deadline=deadline, cancel=cancel)
+
+    def extract_blocking(
+        self, request: ExtractionRequest, *, deadline: Deadline, cancel: CancellationToken
+    ) -> ExtractionResult:
+        """All computation and no shared state: safe on a worker thread (`BlockingExtractor`)."""
         candidates: list[CandidateClaim] = []
         suggestions: list[DirectiveSuggestion] = []
         rejected: list[RejectionReason] = []

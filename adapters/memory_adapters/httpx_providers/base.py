@@ -131,7 +131,11 @@ class HttpEmbedder(_HttpProvider):
         self._dim = dimensions  # learnt from the first answer when not configured
 
     def _payload(self, texts: list[str]) -> dict[str, object]:
-        raise NotImplementedError
+        # The OpenAI and Ollama embedding APIs take the same request body.
+        payload: dict[str, object] = {"model": self._model, "input": texts}
+        if self._requested_dim is not None:
+            payload["dimensions"] = self._requested_dim
+        return payload
 
     def _raw_vectors(self, body: object, what: str) -> Sequence[object]:
         raise NotImplementedError

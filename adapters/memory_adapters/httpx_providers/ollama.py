@@ -36,12 +36,6 @@ class OllamaEmbedder(HttpEmbedder):
     def _normalise(cls, base_url: str) -> str:
         return _root(base_url)
 
-    def _payload(self, texts: list[str]) -> dict[str, object]:
-        payload: dict[str, object] = {"model": self._model, "input": texts}
-        if self._requested_dim is not None:
-            payload["dimensions"] = self._requested_dim
-        return payload
-
     def _raw_vectors(self, body: object, what: str) -> Sequence[object]:
         embeddings = field(body, "embeddings", what)
         if not isinstance(embeddings, list):

@@ -52,12 +52,6 @@ class OpenAICompatibleEmbedder(HttpEmbedder):
     def _normalise(cls, base_url: str) -> str:
         return _v1(base_url)
 
-    def _payload(self, texts: list[str]) -> dict[str, object]:
-        payload: dict[str, object] = {"model": self._model, "input": texts}
-        if self._requested_dim is not None:
-            payload["dimensions"] = self._requested_dim
-        return payload
-
     def _raw_vectors(self, body: object, what: str) -> Sequence[object]:
         data = field(body, "data", what)
         if not isinstance(data, list):

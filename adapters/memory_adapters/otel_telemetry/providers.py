@@ -10,21 +10,21 @@ the answer (the conventions' content attributes are opt-in; we never opt in).
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from opentelemetry import trace
 from opentelemetry.metrics import Histogram, MeterProvider, get_meter
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 
 from memory_core import __version__
-from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.ports.providers import (
-    EmbeddingProvider,
-    EmbeddingPurpose,
-    TextProvider,
-    TextRequest,
+from memory_core.ports.provider_wrappers import (
+    HookedEmbeddingProvider,
+    HookedTextProvider,
+    ProviderCall,
+    ProviderOperation,
 )
+from memory_core.ports.providers import EmbeddingProvider, TextProvider
 
 __all__ = [
     "DURATION_BUCKETS",
@@ -59,14 +59,26 @@ T = TypeVar("T")
 OPERATION_DURATION = "gen_ai.client.operation.duration"
 
 
+def _embedding_facts(vectors: Any) -> dict[str, str | int]:
+    return {"gen_ai.embeddings.dimension.count": len(vectors[0])} if vectors else {}
+
+
+def _completion_facts(text: Any) -> dict[str, str | int]:
+    return {"agent_memory.output.code_points": len(text)}
+
+
 class _Calls:
-    """Spans and measures the calls of one provider."""
+    """Spans and measures the calls of one provider: the wrappers' call hook."""
 
     def __init__(
-        self, provider: str, model: str, tracer: Tracer, meter_provider: MeterProvider | None
+        self,
+        provider: EmbeddingProvider | TextProvider,
+        tracer: Tracer | None,
+        meter_provider: MeterProvider | None,
     ) -> None:
-        self._common = {"gen_ai.provider.name": provider, "gen_ai.request.model": model}
-        self._tracer = tracer
+        model = provider.model_id
+        self._common = {"gen_ai.provider.name": provider.provider_id, "gen_ai.request.model": model}
+        self._tracer = tracer or trace.get_tracer(INSTRUMENTATION_NAME, __version__)
         meter = get_meter(INSTRUMENTATION_NAME, __version__, meter_provider=meter_provider)
         self._duration: Histogram = meter.create_histogram(
             OPERATION_DURATION,
@@ -75,12 +87,36 @@ class _Calls:
             explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS),
         )
 
-    async def run(
+    async def around(self, call: ProviderCall, make: Callable[[], Awaitable[T]]) -> T:
+        if call.operation is ProviderOperation.EMBED:
+            assert call.purpose is not None
+            return await self._run(
+                "embeddings",
+                {
+                    "agent_memory.embedding.purpose": call.purpose.value,
+                    "agent_memory.texts": call.texts,
+                },
+                make,
+                _embedding_facts,
+            )
+        if call.operation is ProviderOperation.COMPLETE:
+            return await self._run(
+                "chat",
+                {"agent_memory.messages": call.messages},
+                make,
+                _completion_facts,
+            )
+        return await make()  # dimension discovery is not a GenAI operation
+
+    async def close(self, provider: EmbeddingProvider | TextProvider) -> None:
+        await provider.aclose()
+
+    async def _run(
         self,
         operation: str,
         attributes: dict[str, str | int],
         call: Callable[[], Awaitable[T]],
-        result_attributes: Callable[[T], dict[str, str | int]],
+        result_attributes: Callable[[Any], dict[str, str | int]],
     ) -> T:
         common = {"gen_ai.operation.name": operation, **self._common}
         started = time.monotonic()
@@ -107,7 +143,7 @@ class _Calls:
                 self._duration.record(time.monotonic() - started, measured)
 
 
-class TracedEmbeddingProvider:
+class TracedEmbeddingProvider(HookedEmbeddingProvider):
     """An `EmbeddingProvider` whose calls are spanned; otherwise the wrapped one."""
 
     def __init__(
@@ -117,51 +153,10 @@ class TracedEmbeddingProvider:
         tracer: Tracer | None = None,
         meter_provider: MeterProvider | None = None,
     ) -> None:
-        self._inner = inner
-        self._calls = _Calls(
-            inner.provider_id,
-            inner.model_id,
-            tracer or trace.get_tracer(INSTRUMENTATION_NAME, __version__),
-            meter_provider,
-        )
-
-    @property
-    def wrapped(self) -> EmbeddingProvider:
-        return self._inner
-
-    @property
-    def provider_id(self) -> str:
-        return self._inner.provider_id
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    async def dimensions(self, *, deadline: Deadline, cancel: CancellationToken) -> int:
-        return await self._inner.dimensions(deadline=deadline, cancel=cancel)
-
-    async def embed(
-        self,
-        texts: Sequence[str],
-        *,
-        purpose: EmbeddingPurpose,
-        deadline: Deadline,
-        cancel: CancellationToken,
-    ) -> Sequence[Sequence[float]]:
-        return await self._calls.run(
-            "embeddings",
-            {"agent_memory.embedding.purpose": purpose.value, "agent_memory.texts": len(texts)},
-            lambda: self._inner.embed(texts, purpose=purpose, deadline=deadline, cancel=cancel),
-            lambda vectors: (
-                {"gen_ai.embeddings.dimension.count": len(vectors[0])} if vectors else {}
-            ),
-        )
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
+        super().__init__(inner, _Calls(inner, tracer, meter_provider))
 
 
-class TracedTextProvider:
+class TracedTextProvider(HookedTextProvider):
     """A `TextProvider` whose calls are spanned; otherwise the wrapped one."""
 
     def __init__(
@@ -171,35 +166,4 @@ class TracedTextProvider:
         tracer: Tracer | None = None,
         meter_provider: MeterProvider | None = None,
     ) -> None:
-        self._inner = inner
-        self._calls = _Calls(
-            inner.provider_id,
-            inner.model_id,
-            tracer or trace.get_tracer(INSTRUMENTATION_NAME, __version__),
-            meter_provider,
-        )
-
-    @property
-    def wrapped(self) -> TextProvider:
-        return self._inner
-
-    @property
-    def provider_id(self) -> str:
-        return self._inner.provider_id
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    async def complete(
-        self, request: TextRequest, *, deadline: Deadline, cancel: CancellationToken
-    ) -> str:
-        return await self._calls.run(
-            "chat",
-            {"agent_memory.messages": len(request.messages)},
-            lambda: self._inner.complete(request, deadline=deadline, cancel=cancel),
-            lambda text: {"agent_memory.output.code_points": len(text)},
-        )
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
+        super().__init__(inner, _Calls(inner, tracer, meter_provider))

@@ -11,22 +11,19 @@ and cancellation (`async_session`), never hang, and raise domain errors only (R-
 
 from __future__ import annotations
 
-import itertools
 import logging
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
-from typing import TypeVar
 
 import psycopg
 
 from memory_adapters.postgres_store import approximate, vector_sql
-from memory_adapters.postgres_store.async_session import AsyncSession, precheck
+from memory_adapters.postgres_store.async_session import AsyncSession
 from memory_adapters.postgres_store.connection import ConnectionSettings, connect
 from memory_adapters.postgres_store.migrations import migrate
+from memory_adapters.postgres_store.vector_calls import NamespaceCalls
 from memory_adapters.postgres_store.vector_namespace import (
-    Certified,
     Namespace,
-    hits_of,
     lock_namespace,
 )
 from memory_adapters.postgres_store.vector_schema import (
@@ -42,21 +39,17 @@ from memory_adapters.postgres_store.vector_values import (
 )
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.claims import EmbeddingIdentity
-from memory_core.domain.errors import StoreError, StoreQuarantined
-from memory_core.domain.scope import validate_agent_id
+from memory_core.domain.errors import StoreError
 from memory_core.ports.vectors import (
     ReadyCertificate,
     VectorHealth,
     VectorHit,
-    VectorStoreCold,
     WarmReport,
 )
 
 __all__ = ["PostgresVectorStore"]
 
 _log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 
 class PostgresVectorStore:
@@ -91,11 +84,10 @@ class PostgresVectorStore:
                 now=now,
             )
         self._session = AsyncSession(settings, extensions.schemas, grace_seconds=grace_seconds)
-        self._certs: dict[str, Certified] = {}
-        self._grants = itertools.count(1)
-        self._quarantined: set[str] = set()
-        self._on_close = on_close
         self._hnsw = hnsw or approximate.HnswParameters()
+        self._calls = NamespaceCalls(self._session, self._hnsw)
+        self._certs = self._calls.certificates
+        self._on_close = on_close
 
     # --- namespace life ------------------------------------------------------------------
     async def warm(
@@ -108,8 +100,7 @@ class PostgresVectorStore:
         deadline: Deadline,
         cancel: CancellationToken,
     ) -> WarmReport:
-        self._usable(agent_id)
-        precheck(deadline, cancel, "warm")
+        self._calls.begin(agent_id, "warm", deadline, cancel)
         wanted = claim_id_set(authoritative_ids, "authoritative_ids")
 
         async def work(conn: psycopg.AsyncConnection) -> tuple[Namespace, int, set[str]]:
@@ -123,17 +114,11 @@ class PostgresVectorStore:
             ).fetchall()
             return namespace, len(orphans), {row[0] for row in present}
 
-        namespace, deleted, present = await self._call(agent_id, work, "warm", deadline, cancel)
-        certificate = ReadyCertificate(
-            agent_id=agent_id,
-            identity=identity,
-            store_generation=next(self._grants),
-            config_generation=config_generation,
+        namespace, deleted, present = await self._calls.run(
+            agent_id, work, "warm", deadline, cancel
         )
-        self._certs[agent_id] = Certified(
-            certificate=certificate,
-            generation=namespace.generation,
-            approximate=namespace.approximate,
+        certificate = self._certs.grant(
+            agent_id, identity, namespace, config_generation=config_generation
         )
         missing = tuple(sorted(set(wanted) - present))
         _log.info(
@@ -159,8 +144,7 @@ class PostgresVectorStore:
         deadline: Deadline,
         cancel: CancellationToken,
     ) -> None:
-        self._usable(agent_id)
-        precheck(deadline, cancel, "upsert")
+        self._calls.begin(agent_id, "upsert", deadline, cancel)
         ids, texts = vector_rows(vectors, identity.dim)
         if not ids:
             return
@@ -172,7 +156,7 @@ class PostgresVectorStore:
                 {"agent": agent_id, "dim": identity.dim, "ids": ids, "vectors": texts},
             )
 
-        await self._call(agent_id, work, "upsert", deadline, cancel)
+        await self._calls.run(agent_id, work, "upsert", deadline, cancel)
 
     async def delete(
         self,
@@ -182,8 +166,7 @@ class PostgresVectorStore:
         deadline: Deadline,
         cancel: CancellationToken,
     ) -> int:
-        self._usable(agent_id)
-        precheck(deadline, cancel, "delete")
+        self._calls.begin(agent_id, "delete", deadline, cancel)
         ids = claim_id_set(claim_ids, "claim_ids")
         if not ids:
             return 0
@@ -192,7 +175,7 @@ class PostgresVectorStore:
             rows = await (await conn.execute(vector_sql.DELETE_IDS, (agent_id, ids))).fetchall()
             return len(rows)
 
-        return await self._call(agent_id, work, "delete", deadline, cancel)
+        return await self._calls.run(agent_id, work, "delete", deadline, cancel)
 
     async def rebuild(
         self,
@@ -202,9 +185,8 @@ class PostgresVectorStore:
         deadline: Deadline,
         cancel: CancellationToken,
     ) -> None:
-        self._usable(agent_id)
-        precheck(deadline, cancel, "rebuild")
-        self._certs.pop(agent_id, None)
+        self._calls.begin(agent_id, "rebuild", deadline, cancel)
+        self._certs.revoke(agent_id)
 
         async def work(conn: psycopg.AsyncConnection) -> None:
             await lock_namespace(conn, agent_id, None, exclusive=True)
@@ -215,22 +197,21 @@ class PostgresVectorStore:
                 (agent_id, identity.provider, identity.model, identity.dim),
             )
 
-        await self._call(agent_id, work, "rebuild", deadline, cancel)
+        await self._calls.run(agent_id, work, "rebuild", deadline, cancel)
         _log.info("vector namespace rebuilt empty agent=%s dim=%d", agent_id, identity.dim)
 
     async def drop_agent(
         self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
     ) -> None:
         # A quarantined agent can still be retired.
-        self._usable(agent_id, allow_quarantined=True)
-        precheck(deadline, cancel, "drop_agent")
-        self._certs.pop(agent_id, None)
+        self._calls.begin(agent_id, "drop_agent", deadline, cancel, allow_quarantined=True)
+        self._certs.revoke(agent_id)
 
         async def work(conn: psycopg.AsyncConnection) -> None:
             await approximate.drop_index(conn, agent_id)
             await conn.execute(vector_sql.DROP_NAMESPACE, (agent_id,))  # cascades to vectors
 
-        await self._call(agent_id, work, "drop_agent", deadline, cancel)
+        await self._calls.run(agent_id, work, "drop_agent", deadline, cancel)
 
     # --- queries -------------------------------------------------------------------------
     async def query(
@@ -272,27 +253,21 @@ class PostgresVectorStore:
         deadline: Deadline,
         cancel: CancellationToken,
     ) -> Sequence[VectorHit]:
-        certified = self._certified(agent_id, certificate)
-        precheck(deadline, cancel, "query_by_id")
+        certified = self._calls.certified(agent_id, certificate, "query_by_id", deadline, cancel)
         check_top_k(top_k)
         if top_k == 0:
             return []
-        params = {
-            "agent": agent_id,
-            "id": claim_id,
-            "dim": certificate.identity.dim,
-            "k": top_k,
-        }
-        statement: str | psycopg.sql.Composable = (
+        statement = (
             approximate.by_id_query(agent_id, certificate.identity)
             if certified.approximate
             else vector_sql.BY_ID_QUERY
         )
-        (answer,) = await self._fetch(
+        (answer,) = await self._calls.search(
             agent_id,
             certified,
             statement,
-            params,
+            {"id": claim_id},
+            top_k=top_k,
             answers=1,
             what="query_by_id",
             deadline=deadline,
@@ -303,26 +278,24 @@ class PostgresVectorStore:
     async def list_ids(
         self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
     ) -> Sequence[str]:
-        self._usable(agent_id)
-        precheck(deadline, cancel, "list_ids")
+        self._calls.begin(agent_id, "list_ids", deadline, cancel)
 
         async def work(conn: psycopg.AsyncConnection) -> list[str]:
             rows = await (await conn.execute(vector_sql.LIST_IDS, (agent_id,))).fetchall()
             return [row[0] for row in rows]
 
-        return await self._call(agent_id, work, "list_ids", deadline, cancel)
+        return await self._calls.run(agent_id, work, "list_ids", deadline, cancel)
 
     async def stored_identity(
         self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
     ) -> EmbeddingIdentity | None:
-        self._usable(agent_id)
-        precheck(deadline, cancel, "stored_identity")
+        self._calls.begin(agent_id, "stored_identity", deadline, cancel)
 
         async def work(conn: psycopg.AsyncConnection) -> EmbeddingIdentity | None:
             namespace = await lock_namespace(conn, agent_id, None, exclusive=False)
             return None if namespace is None else namespace.identity
 
-        return await self._call(agent_id, work, "stored_identity", deadline, cancel)
+        return await self._calls.run(agent_id, work, "stored_identity", deadline, cancel)
 
     # --- the approximate opt-in (beyond the port) -----------------------------------------
     async def enable_approximate_search(
@@ -333,8 +306,7 @@ class PostgresVectorStore:
         exact scan within the turn's deadline; building takes time proportional to the
         namespace, so give it a generous deadline. Certificates stay valid; queries after
         the next warm-up use the index."""
-        self._usable(agent_id)
-        precheck(deadline, cancel, "enable_approximate_search")
+        self._calls.begin(agent_id, "enable_approximate_search", deadline, cancel)
 
         async def work(conn: psycopg.AsyncConnection) -> None:
             namespace = await lock_namespace(conn, agent_id, None, exclusive=True)
@@ -342,73 +314,39 @@ class PostgresVectorStore:
                 raise StoreError(f"agent {agent_id!r} has no vector namespace")
             await approximate.build_index(conn, agent_id, namespace.identity.dim, self._hnsw)
 
-        await self._call(agent_id, work, "enable_approximate_search", deadline, cancel)
+        await self._calls.run(agent_id, work, "enable_approximate_search", deadline, cancel)
         _log.warning("vector namespace agent=%s switched to APPROXIMATE search", agent_id)
 
     async def disable_approximate_search(
         self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
     ) -> None:
         """Back to the exact scan: the index is dropped."""
-        self._usable(agent_id)
-        precheck(deadline, cancel, "disable_approximate_search")
+        self._calls.begin(agent_id, "disable_approximate_search", deadline, cancel)
 
         async def work(conn: psycopg.AsyncConnection) -> None:
             await lock_namespace(conn, agent_id, None, exclusive=True)
             await approximate.drop_index(conn, agent_id)
 
-        await self._call(agent_id, work, "disable_approximate_search", deadline, cancel)
-        self._certs.pop(agent_id, None)
+        await self._calls.run(agent_id, work, "disable_approximate_search", deadline, cancel)
+        self._certs.revoke(agent_id)
 
     def health(self, agent_id: str) -> VectorHealth:
         if self._session.closed:
             return VectorHealth.STOPPED
-        if agent_id in self._quarantined:
+        if self._certs.is_quarantined(agent_id):
             return VectorHealth.QUARANTINED
         return VectorHealth.SUSPECT if self._session.suspect else VectorHealth.AVAILABLE
 
     async def aclose(self) -> None:
         if self._session.closed:
             return
-        self._certs.clear()
+        self._certs.revoke_all()
         try:
             await self._session.aclose()
         finally:
             if self._on_close is not None:
                 callback, self._on_close = self._on_close, None
                 callback()
-
-    # --- internals -----------------------------------------------------------------------
-    def _usable(self, agent_id: str, *, allow_quarantined: bool = False) -> None:
-        if self._session.closed:
-            raise StoreError("vector store is closed")
-        validate_agent_id(agent_id)
-        if agent_id in self._quarantined and not allow_quarantined:
-            raise StoreQuarantined(f"vector namespace of agent {agent_id!r} is quarantined")
-
-    def _certified(self, agent_id: str, certificate: ReadyCertificate) -> Certified:
-        self._usable(agent_id)
-        certified = self._certs.get(agent_id)
-        if certified is None or certified.certificate != certificate:
-            raise VectorStoreCold(
-                f"vector namespace of agent {agent_id!r} has no ready certificate"
-            )
-        return certified
-
-    async def _call(
-        self,
-        agent_id: str,
-        work: Callable[[psycopg.AsyncConnection], Awaitable[T]],
-        what: str,
-        deadline: Deadline,
-        cancel: CancellationToken,
-    ) -> T:
-        try:
-            return await self._session.run(work, what=what, deadline=deadline, cancel=cancel)
-        except StoreQuarantined:
-            self._quarantined.add(agent_id)
-            self._certs.pop(agent_id, None)
-            _log.error("vector namespace quarantined agent=%s", agent_id)
-            raise
 
     async def _scan(
         self,
@@ -420,55 +358,24 @@ class PostgresVectorStore:
         deadline: Deadline,
         cancel: CancellationToken,
     ) -> list[list[VectorHit]]:
-        certified = self._certified(agent_id, certificate)
-        precheck(deadline, cancel, "query")
+        certified = self._calls.certified(agent_id, certificate, "query", deadline, cancel)
         check_top_k(top_k)
         texts = query_texts(vectors, certificate.identity.dim)
         if top_k == 0 or not texts:
             return [[] for _ in texts]
-        params = {
-            "agent": agent_id,
-            "vectors": texts,
-            "dim": certificate.identity.dim,
-            "k": top_k,
-        }
-        statement: str | psycopg.sql.Composable = (
+        statement = (
             approximate.batch_query(agent_id, certificate.identity)
             if certified.approximate
             else vector_sql.BATCH_QUERY
         )
-        return await self._fetch(
+        return await self._calls.search(
             agent_id,
             certified,
             statement,
-            params,
+            {"vectors": texts},
+            top_k=top_k,
             answers=len(texts),
             what="query",
             deadline=deadline,
             cancel=cancel,
         )
-
-    async def _fetch(
-        self,
-        agent_id: str,
-        certified: Certified,
-        statement: str | psycopg.sql.Composable,
-        params: dict[str, object],
-        *,
-        answers: int,
-        what: str,
-        deadline: Deadline,
-        cancel: CancellationToken,
-    ) -> list[list[VectorHit]]:
-        async def work(conn: psycopg.AsyncConnection) -> list[tuple[object, ...]]:
-            if certified.approximate:
-                await approximate.tune(conn, self._hnsw)
-            return await (await conn.execute(statement, params)).fetchall()
-
-        rows = await self._call(agent_id, work, what, deadline, cancel)
-        hits = hits_of(rows, generation=certified.generation, answers=answers)
-        if hits is None:
-            # Rebuilt or dropped since the warm-up, possibly by another process.
-            self._certs.pop(agent_id, None)
-            raise VectorStoreCold(f"vector namespace of agent {agent_id!r} changed since warm-up")
-        return hits

@@ -17,8 +17,9 @@ from memory_adapters.sql_claims.reads import distinct_ids
 from memory_adapters.sql_claims.session import Session
 from memory_core.domain.claims import EmbeddingIdentity, EmbeddingState
 from memory_core.domain.errors import ValidationError
+from memory_core.ports.claims import EmbeddingMark
 
-__all__ = ["mark_embedding", "record_access", "reset_embeddings"]
+__all__ = ["mark_embedding", "mark_embeddings", "record_access", "reset_embeddings"]
 
 _NO_VECTOR = "embedding_provider = NULL, embedding_model = NULL, embedding_dim = NULL"
 
@@ -74,6 +75,22 @@ def mark_embedding(
         ),
     )
     return changed == 1
+
+
+def mark_embeddings(session: Session, marks: Sequence[EmbeddingMark]) -> list[bool]:
+    """Each mark's CAS, inside the caller's one transaction: the per-row UPDATEs cost little
+    next to the commit a statement of its own would pay per claim."""
+    return [
+        mark_embedding(
+            session,
+            mark.agent_id,
+            mark.claim_id,
+            expected_revision=mark.expected_revision,
+            identity=mark.identity,
+            ready=mark.ready,
+        )
+        for mark in marks
+    ]
 
 
 def reset_embeddings(session: Session, agent_id: str, claim_ids: Sequence[str] | None) -> int:

@@ -40,6 +40,7 @@ from memory_core.ports.claims import (
     ClearProgress,
     DeleteOutcome,
     Derivation,
+    EmbeddingMark,
     FtsHit,
     InsertOutcome,
     MatchMode,
@@ -290,6 +291,12 @@ class SqlClaimStore(MaintenanceMethods, ConflictMethods, PersonaMethods, Working
                 identity=identity,
                 ready=ready,
             )
+
+    def mark_embeddings(self, marks: Sequence[EmbeddingMark], *, now: datetime) -> Sequence[bool]:
+        if not marks:
+            return []
+        with self._statement() as session:
+            return bookkeeping.mark_embeddings(session, marks)
 
     # --- directives ----------------------------------------------------------------------
     def create_directive(

@@ -9,7 +9,12 @@ from memory_contracts.claim_store.base import OTHER, A, B, RoleCases, role_fixtu
 from memory_contracts.claim_store.support import IDENTITY
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import EmbeddingState
-from memory_core.ports.claims import ClaimReader, ClaimWriter, EmbeddingBookkeeping
+from memory_core.ports.claims import (
+    ClaimReader,
+    ClaimWriter,
+    EmbeddingBookkeeping,
+    EmbeddingMark,
+)
 
 __all__ = ["EmbeddingBookkeepingContract", "EmbeddingStore"]
 
@@ -95,3 +100,36 @@ class EmbeddingBookkeepingContract(RoleCases):
         assert embedding_store.list_ready_ids(A, IDENTITY) == [first.id]
         self._ready(embedding_store, clock, embedding_store.get(A, second.id))
         assert embedding_store.list_ready_ids(A, IDENTITY) == sorted([first.id, second.id])
+
+    def test_a_batch_of_marks_answers_each_cas_like_a_single_mark(
+        self, embedding_store: EmbeddingStore, clock: ManualClock
+    ) -> None:
+        """R-WRITE-6, R-VEC-4: one batch records outcomes of several agents' claims; a mark
+        computed for another revision, or that names another owner's claim, answers False and
+        changes nothing, and its neighbours in the batch still land."""
+        first, stale, refused = (self._add(embedding_store, clock, f"batch {i}") for i in range(3))
+        theirs = self._add(embedding_store, clock, "their batch fact", agent_id=B)
+
+        def mark(
+            agent: str, claim_id: str, *, ready: bool = True, revision: int = 1
+        ) -> EmbeddingMark:
+            return EmbeddingMark(
+                agent_id=agent, claim_id=claim_id, expected_revision=revision,
+                identity=IDENTITY, ready=ready,
+            )  # fmt: skip
+
+        marks = [
+            mark(A, first.id),
+            mark(A, stale.id, revision=2),  # computed for a revision the row is not at
+            mark(A, refused.id, ready=False),  # the provider refused it: ERROR
+            mark(B, theirs.id),
+            mark(A, theirs.id),  # not A's claim
+        ]
+        assert list(embedding_store.mark_embeddings(marks, now=clock.now())) == [
+            True, False, True, True, False,
+        ]  # fmt: skip
+        assert embedding_store.list_ready_ids(A, IDENTITY) == [first.id]
+        assert embedding_store.list_ready_ids(B, IDENTITY) == [theirs.id]
+        assert embedding_store.get(A, stale.id).embedding_state is EmbeddingState.PENDING
+        assert embedding_store.get(A, refused.id).embedding_state is EmbeddingState.ERROR
+        assert list(embedding_store.mark_embeddings([], now=clock.now())) == []

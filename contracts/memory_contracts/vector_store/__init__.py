@@ -17,8 +17,6 @@ The tests drive the port with a `ManualClock`, so no test waits for time to pass
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from .deadlines import DeadlineCases
 from .namespaces import NamespaceCases
 from .queries import QueryCases
@@ -28,7 +26,5 @@ __all__ = ["IDENTITY", "Opener", "VectorStoreContract"]
 
 
 class VectorStoreContract(QueryCases, NamespaceCases, DeadlineCases):
-    """The suite. Override `open_vector_store`; leave the tests alone."""
-
-    #: What the store can do; "persistence": data survives a close and a reopen.
-    capabilities: ClassVar[frozenset[str]] = frozenset({"persistence"})
+    """The suite. Override `open_vector_store` (and `capabilities`, which `VectorStoreCases`
+    declares); leave the tests alone."""

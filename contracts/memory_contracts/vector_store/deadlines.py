@@ -9,14 +9,10 @@ import pytest
 
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.domain.errors import (
-    DeadlineExceeded,
-    OperationCancelled,
-    StoreError,
-)
+from memory_core.domain.errors import DeadlineExceeded, OperationCancelled, StoreError
 from memory_core.ports.vectors import ReadyCertificate, VectorStore
 
-from .support import IDENTITY, OTHER_MODEL, Opener, VectorStoreCases, run
+from .support import IDENTITY, OTHER_MODEL, Opener, VectorStoreCases, run, with_store
 
 __all__ = ["DeadlineCases"]
 
@@ -29,42 +25,34 @@ class DeadlineCases(VectorStoreCases):
     ) -> None:
         """R-VEC-3, R-ARCH-2: every waiting method honours its deadline."""
 
-        async def scenario() -> None:
-            store = open_vector_store()
-            try:
-                cert = await self.warmed(store, clock, "agent-1", {"a": [1, 0, 0, 0]})
-                expired = Deadline.after(clock, 0.0)
-                calls = {"deadline": expired, "cancel": CancellationToken()}
-                for attempt in _every_call(store, cert, calls):
-                    with pytest.raises(DeadlineExceeded):
-                        await attempt()
-                assert await store.list_ids("agent-1", **self.calls(clock)) == ["a"]
-                assert await store.stored_identity("agent-1", **self.calls(clock)) == IDENTITY
-            finally:
-                await store.aclose()
+        async def scenario(store: VectorStore) -> None:
+            cert = await self.warmed(store, clock, "agent-1", {"a": [1, 0, 0, 0]})
+            expired = Deadline.after(clock, 0.0)
+            calls = {"deadline": expired, "cancel": CancellationToken()}
+            for attempt in _every_call(store, cert, calls):
+                with pytest.raises(DeadlineExceeded):
+                    await attempt()
+            assert await store.list_ids("agent-1", **self.calls(clock)) == ["a"]
+            assert await store.stored_identity("agent-1", **self.calls(clock)) == IDENTITY
 
-        run(scenario)
+        with_store(open_vector_store, scenario)
 
     def test_a_cancelled_token_raises_before_any_work(
         self, open_vector_store: Opener, clock: ManualClock
     ) -> None:
         """R-PROV-3: cancellation reaches every vector store call."""
 
-        async def scenario() -> None:
-            store = open_vector_store()
-            try:
-                cert = await self.warmed(store, clock, "agent-1", {"a": [1, 0, 0, 0]})
-                token = CancellationToken()
-                token.cancel("turn abandoned")
-                calls = {"deadline": Deadline.after(clock, 60.0), "cancel": token}
-                for attempt in _every_call(store, cert, calls):
-                    with pytest.raises(OperationCancelled):
-                        await attempt()
-                assert await store.list_ids("agent-1", **self.calls(clock)) == ["a"]
-            finally:
-                await store.aclose()
+        async def scenario(store: VectorStore) -> None:
+            cert = await self.warmed(store, clock, "agent-1", {"a": [1, 0, 0, 0]})
+            token = CancellationToken()
+            token.cancel("turn abandoned")
+            calls = {"deadline": Deadline.after(clock, 60.0), "cancel": token}
+            for attempt in _every_call(store, cert, calls):
+                with pytest.raises(OperationCancelled):
+                    await attempt()
+            assert await store.list_ids("agent-1", **self.calls(clock)) == ["a"]
 
-        run(scenario)
+        with_store(open_vector_store, scenario)
 
     def test_a_closed_store_refuses_calls(
         self, open_vector_store: Opener, clock: ManualClock

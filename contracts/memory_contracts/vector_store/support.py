@@ -13,7 +13,15 @@ from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.claims import EmbeddingIdentity
 from memory_core.ports.vectors import ReadyCertificate, VectorStore
 
-__all__ = ["IDENTITY", "OTHER_DIM", "OTHER_MODEL", "Opener", "VectorStoreCases", "run"]
+__all__ = [
+    "IDENTITY",
+    "OTHER_DIM",
+    "OTHER_MODEL",
+    "Opener",
+    "VectorStoreCases",
+    "run",
+    "with_store",
+]
 
 IDENTITY = EmbeddingIdentity(provider="contract", model="model-a", dim=4)
 OTHER_MODEL = EmbeddingIdentity(provider="contract", model="model-b", dim=4)
@@ -24,6 +32,19 @@ Opener = Callable[[], VectorStore]
 
 def run(scenario: Callable[[], Awaitable[None]]) -> None:
     asyncio.run(scenario())  # type: ignore[arg-type]
+
+
+def with_store(opener: Opener, scenario: Callable[[VectorStore], Awaitable[None]]) -> None:
+    """Run `scenario` on a freshly opened store, closed afterwards whatever happens."""
+
+    async def opened() -> None:
+        store = opener()
+        try:
+            await scenario(store)
+        finally:
+            await store.aclose()
+
+    asyncio.run(opened())
 
 
 class VectorStoreCases:

@@ -50,7 +50,7 @@ from memory_core.ports.claims.directives import (
     DirectiveReader,
     DirectiveStore,
 )
-from memory_core.ports.claims.embeddings import EmbeddingBookkeeping
+from memory_core.ports.claims.embeddings import EmbeddingBookkeeping, EmbeddingMark
 from memory_core.ports.claims.forgetting import (
     ClearPhase,
     ClearProgress,
@@ -111,6 +111,7 @@ __all__ = [
     "DirectiveStore",
     "DirtySeed",
     "EmbeddingBookkeeping",
+    "EmbeddingMark",
     "Forgetting",
     "FtsHit",
     "HiddenClaim",

@@ -7,11 +7,32 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+import attrs
+
 from memory_core.domain.claims import Claim, EmbeddingIdentity
+from memory_core.domain.errors import ValidationError
 
 __all__ = [
     "EmbeddingBookkeeping",
+    "EmbeddingMark",
 ]
+
+
+def _identity_if_ready(mark: EmbeddingMark, _: object, identity: EmbeddingIdentity | None) -> None:
+    if mark.ready and identity is None:
+        raise ValidationError("identity", "required to mark an embedding ready")
+
+
+@attrs.frozen(kw_only=True)
+class EmbeddingMark:
+    """One embedding outcome to record: `mark_embedding`'s arguments as a value, so a whole
+    drain batch — claims of several agents — is recorded in one transaction."""
+
+    agent_id: str
+    claim_id: str
+    expected_revision: int
+    identity: EmbeddingIdentity | None = attrs.field(validator=_identity_if_ready)
+    ready: bool
 
 
 @runtime_checkable
@@ -49,4 +70,10 @@ class EmbeddingBookkeeping(Protocol):
         `identity` (required); `ready=False` stores ERROR when an identity is given, else
         FTS_ONLY. The revision does not change. False when the revision moved on, the row is
         gone or internal, or a clear is pending — the caller then deletes the orphan vector."""
+        ...
+
+    def mark_embeddings(self, marks: Sequence[EmbeddingMark], *, now: datetime) -> Sequence[bool]:
+        """`mark_embedding` for every mark, in ONE transaction: one answer per mark, in order
+        (False exactly where `mark_embedding` would have answered False). A drain batch costs
+        one commit instead of one per claim (issue 15)."""
         ...

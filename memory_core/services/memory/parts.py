@@ -31,6 +31,7 @@ from memory_core.services.providers.gateway.service import ProviderGateway
 from memory_core.services.read.retrieval.service import RetrievalService
 from memory_core.services.read.runtime import MemoryRuntime
 from memory_core.services.read.working import WorkingMemory
+from memory_core.services.vectors.drain_loop import DrainLoop, DrainTunables
 from memory_core.services.vectors.index import VectorIndex
 from memory_core.services.write.fences import WriteCoordinator
 from memory_core.services.write.ingestion.service import IngestionRuntime, IngestionServices
@@ -102,6 +103,13 @@ class MemoryParts:
         self._ingestion = ingestion
         self._sessions: dict[tuple[str, str], MemoryRuntime] = {}
         self._background: list[TaskHandle] = []
+        # Ingestion's commits mark their claims here; one loop embeds them in batches.
+        self.embedding_drain = DrainLoop(
+            index=index,
+            scheduler=scheduler,
+            infra_clock=infra_clock,
+            tunables=DrainTunables.from_settings(settings),
+        )
         # The stored working projection every session of an agent reads (R-READ-9).
         self.working = WorkingMemory(
             store=store,
@@ -183,7 +191,11 @@ class MemoryParts:
         self.working.close()
         await self.working.drain()
         # Embedding passes still running would write into stores about to close: wait for
-        # them (each is bounded by its own deadline).
+        # them (each batch is bounded by its own deadline), then take no more marks.
+        await self.embedding_drain.settle()
+        self.embedding_drain.close()
+        if self._ingestion is not None and self._ingestion.offload is not None:
+            self._ingestion.offload.close()  # the extraction worker: its sessions have drained
         for handle in self._background:
             await handle.wait()
         self._background.clear()

@@ -204,13 +204,19 @@ class MemoryUpkeep(MemoryParts):
         validate_agent_id(agent_id)
         return len(self.store.list_pending_embeddings(agent_id, limit=_COUNT_LIMIT))
 
-    async def on_committed(self, agent_id: str, claim_ids: Sequence[str]) -> None:
-        """Ingestion's commit hook: embed the new claims (and certify a new agent); maintenance's
-        debounce restarts."""
+    def on_committed(self, agent_id: str, claim_ids: Sequence[str]) -> None:
+        """Ingestion's commit hook: the new claims wait for the coalesced embedding drain
+        (which also certifies a new agent), and maintenance's debounce restarts. Returns at
+        once: the chain moves on to its next chunk while the drain gathers a batch."""
         if claim_ids:
             if self._maintenance is not None:
                 self._maintenance.notify_write(agent_id)
-            await self._embed_and_certify(agent_id)
+            self.embedding_drain.mark(agent_id, len(claim_ids))
+
+    async def settle_committed(self, agent_id: str) -> None:
+        """Ingestion's settle hook: until what commits marked so far is embedded (a session's
+        `drain` returns with its claims in the vector lane, as before the drain coalesced)."""
+        await self.embedding_drain.settle()
 
     async def reindex(
         self, agent_id: str, *, progress: Callable[[int, int], None] | None = None

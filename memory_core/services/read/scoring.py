@@ -1,11 +1,9 @@
-"""Deterministic scoring, fusion and near-duplicate collapse of recall candidates (R-READ-8).
+"""Deterministic scoring and near-duplicate collapse of recall candidates (R-READ-8).
 
 Reference §4.4, with every constant an explicit, tunable input (`ScoringPolicy`), because the
 LoCoMo dev baselines show DeepChat's constants are a starting point, not a result:
 
-    rrf        = 1/(rrf_k + fts_rank + 1) + rrf_vector_weight/(rrf_k + vector_rank + 1)
-                 + weight_coverage·coverage + weight_period·[recorded in / valid during a
-                 period the query names]     (0-based ranks; ranks ≥ rrf_depth add 0)
+    rrf        = the candidate's rank evidence (`memory_core.services.read.fusion`)
     similarity = vector similarity, or fts_baseline for a row only FTS found; vector evidence
                  more than similarity_floor_gap below the query's best is set aside
     recency    = 0.5 ^ (age / half_life(kind))
@@ -25,14 +23,14 @@ applies first, before any access accounting.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from datetime import datetime
 
 import attrs
 
 from memory_core.domain.claims import DEFAULT_CONFIDENCE, Claim, ClaimKind
 from memory_core.domain.directives import Directive, DirectiveKind, is_topic_specific, match_text
-from memory_core.domain.errors import ConfigError, ValidationError
+from memory_core.domain.errors import ConfigError
 from memory_core.domain.manifest import (
     CandidateSource,
     DroppedItem,
@@ -48,14 +46,18 @@ from memory_core.domain.temporal_policy import (
 )
 from memory_core.domain.temporal_query import QueryPeriods
 from memory_core.services.read.claim_tokens import ClaimTokenCache, token_set
+from memory_core.services.read.fusion import (
+    Candidate,
+    merge_duplicate_ids,
+    rrf_term,
+    set_aside_distant_vectors,
+)
 from memory_core.settings import MemorySettings
 
 __all__ = [
-    "Candidate",
     "Ranking",
     "ScoredItem",
     "ScoringPolicy",
-    "candidates_from_lists",
     "filter_suppressed",
     "rank_candidates",
     "token_set",
@@ -164,60 +166,6 @@ class ScoringPolicy:
         return self.half_life_semantic_days
 
 
-def _rank(instance: object, attribute: attrs.Attribute, value: int | None) -> None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-        raise ValidationError(f"candidate.{attribute.name}", "must be a non-negative integer")
-
-
-@attrs.frozen(kw_only=True)
-class Candidate:
-    """A re-validated claim with its 0-based rank in each source list it appeared in."""
-
-    claim: Claim
-    fts_rank: int | None = attrs.field(default=None, validator=_rank)
-    vector_rank: int | None = attrs.field(default=None, validator=_rank)
-    similarity: float | None = None  # set exactly when vector_rank is
-    coverage: float | None = None  # the lexical rank's share of the query covered, FTS rows
-
-    @property
-    def sources(self) -> tuple[CandidateSource, ...]:
-        found = []
-        if self.fts_rank is not None:
-            found.append(CandidateSource.FTS)
-        if self.vector_rank is not None:
-            found.append(CandidateSource.VECTOR)
-        return tuple(found)
-
-
-def candidates_from_lists(
-    fts: Sequence[Claim],
-    vector: Sequence[tuple[Claim, float]],
-    *,
-    fts_ranks: Mapping[str, int] | None = None,
-    coverage: Mapping[str, float] | None = None,
-) -> tuple[Candidate, ...]:
-    """Merge the filtered FTS list (bm25 order) and vector list (similarity order) by claim id.
-
-    Ranks are positions in the lists as given (after re-validation and suppression); a
-    repeated id keeps its first (best) position. `fts_ranks` overrides FTS positions — the
-    retrieval service passes shared ranks for rows the index scored equally, and each FTS
-    row's `coverage` of the query.
-    """
-    merged: dict[str, Candidate] = {}
-    for position, claim in enumerate(fts):
-        if claim.id not in merged:
-            rank = fts_ranks.get(claim.id, position) if fts_ranks else position
-            covered = coverage.get(claim.id) if coverage else None
-            merged[claim.id] = Candidate(claim=claim, fts_rank=rank, coverage=covered)
-    for rank, (claim, similarity) in enumerate(vector):
-        current = merged.get(claim.id)
-        if current is None:
-            merged[claim.id] = Candidate(claim=claim, vector_rank=rank, similarity=similarity)
-        elif current.vector_rank is None:
-            merged[claim.id] = attrs.evolve(current, vector_rank=rank, similarity=similarity)
-    return tuple(merged.values())
-
-
 def filter_suppressed(
     candidates: Iterable[Candidate], directives: Iterable[Directive]
 ) -> tuple[tuple[Candidate, ...], tuple[DroppedItem, ...]]:
@@ -271,17 +219,6 @@ def _clamp01(value: float) -> float:
     return 0.0 if math.isnan(value) else min(1.0, max(0.0, value))
 
 
-def _rrf(candidate: Candidate, policy: ScoringPolicy) -> float:
-    total = 0.0
-    for rank, weight in (
-        (candidate.fts_rank, 1.0),
-        (candidate.vector_rank, policy.rrf_vector_weight),
-    ):
-        if rank is not None and (policy.rrf_depth is None or rank < policy.rrf_depth):
-            total += weight / (policy.rrf_k + rank + 1)
-    return total
-
-
 def _similarity(candidate: Candidate, policy: ScoringPolicy) -> float:
     if candidate.vector_rank is None or candidate.similarity is None:
         return policy.fts_baseline
@@ -314,11 +251,7 @@ def _score(
     )
     confidence_factor = max(0.0, 1.0 + policy.confidence_slope * (confidence - DEFAULT_CONFIDENCE))
     score = max(base * confidence_factor, policy.importance_floor * importance)
-    rrf = _rrf(candidate, policy) + policy.weight_coverage * (candidate.coverage or 0.0)
-    if periods and periods.matches(claim):
-        # The query names a period the claim was recorded in or holds during: evidence the
-        # words alone cannot give (the date of a turn lives in when it was said).
-        rrf += policy.weight_period
+    rrf = rrf_term(candidate, policy, in_named_period=bool(periods) and periods.matches(claim))
     factor = assessment.factor
     final = score * factor
     combined = (score + policy.rrf_weight * rrf) * factor
@@ -353,52 +286,6 @@ def _jaccard(left: frozenset[str], right: frozenset[str]) -> float:
     return len(left & right) / union if union else 0.0
 
 
-def _merge_duplicate_ids(candidates: Iterable[Candidate]) -> list[Candidate]:
-    # The same claim handed over twice keeps its best rank per source: input order must not
-    # decide which copy counts.
-    merged: dict[str, Candidate] = {}
-    for candidate in candidates:
-        current = merged.get(candidate.claim.id)
-        if current is None:
-            merged[candidate.claim.id] = candidate
-            continue
-        fts = [r for r in (current.fts_rank, candidate.fts_rank) if r is not None]
-        best = min(
-            (c for c in (current, candidate) if c.vector_rank is not None),
-            key=lambda c: (c.vector_rank, -(c.similarity or 0.0)),
-            default=None,
-        )
-        merged[candidate.claim.id] = Candidate(
-            claim=current.claim,
-            fts_rank=min(fts) if fts else None,
-            vector_rank=best.vector_rank if best else None,
-            similarity=best.similarity if best else None,
-            coverage=max(
-                (c.coverage for c in (current, candidate) if c.coverage is not None),
-                default=None,
-            ),
-        )
-    return list(merged.values())
-
-
-def _relative_floor(candidates: list[Candidate], policy: ScoringPolicy) -> list[Candidate]:
-    """Vector evidence more than `similarity_floor_gap` below the query's best similarity is
-    set aside: what clears a fixed floor depends on the embedder and the script (MiniLM
-    scores unrelated Chinese text 0.4–0.5), how far a hit lies below the best does not. A row
-    FTS also found keeps its lexical evidence; a row only the vector source found goes."""
-    gap = policy.similarity_floor_gap
-    best = max((c.similarity for c in candidates if c.similarity is not None), default=None)
-    if gap is None or best is None:
-        return candidates
-    kept: list[Candidate] = []
-    for candidate in candidates:
-        if candidate.similarity is None or candidate.similarity >= best - gap:
-            kept.append(candidate)
-        elif candidate.fts_rank is not None:
-            kept.append(attrs.evolve(candidate, vector_rank=None, similarity=None))
-    return kept
-
-
 def rank_candidates(
     candidates: Iterable[Candidate],
     *,
@@ -420,8 +307,8 @@ def rank_candidates(
     cache = ClaimTokenCache() if tokens is None else tokens
     scored: list[ScoredItem] = []
     dropped: list[DroppedItem] = []
-    merged = _relative_floor(
-        sorted(_merge_duplicate_ids(candidates), key=lambda c: c.claim.id), policy
+    merged = set_aside_distant_vectors(
+        sorted(merge_duplicate_ids(candidates), key=lambda c: c.claim.id), policy
     )
     for candidate in merged:
         item = _score(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
 
 import attrs
 
@@ -26,7 +27,7 @@ from memory_core.domain.errors import (
     ProviderResponseError,
     StoreError,
 )
-from memory_core.ports.claims import EmbeddingBookkeeping
+from memory_core.ports.claims import EmbeddingBookkeeping, EmbeddingMark
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.scheduler import TaskHandle, TaskScheduler
 from memory_core.ports.vectors import ReadyCertificate, VectorStore, VectorStoreCold
@@ -47,6 +48,15 @@ class DrainReport:
     fts_only: int = 0  # no embedder: marked fts_only
     rejected: int = 0  # the provider refused the text alone: marked error (terminal)
     failed: bool = False  # the provider or vector store failed; rows stay pending
+
+    def plus(self, other: DrainReport) -> DrainReport:
+        return DrainReport(
+            embedded=self.embedded + other.embedded,
+            lost_races=self.lost_races + other.lost_races,
+            fts_only=self.fts_only + other.fts_only,
+            rejected=self.rejected + other.rejected,
+            failed=self.failed or other.failed,
+        )
 
 
 class VectorIndex:
@@ -229,6 +239,36 @@ class VectorIndex:
         )
         return report.certificate
 
+    async def drain_agents(
+        self,
+        agent_ids: Sequence[str],
+        *,
+        limit: int,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> tuple[DrainReport, list[str]]:
+        """One coalesced batch: up to `limit` pending claims of `agent_ids`, taken agent by
+        agent in the order given, embedded in one model call (`_embed_batch`). Returns the
+        report and the agents that may still have claims pending (their listing filled the
+        room that was left), so the caller takes them again."""
+        async with AsyncExitStack() as held:
+            if self._locks is not None:
+                # Sorted: two drains over overlapping agents can never wait on each other.
+                for agent_id in sorted(set(agent_ids)):
+                    await held.enter_async_context(self._locks.hold(agent_id))
+            batch: dict[str, list[Claim]] = {}
+            more: list[str] = []
+            room, order = limit, list(dict.fromkeys(agent_ids))
+            for position, agent_id in enumerate(order):
+                pending = list(self._store.list_pending_embeddings(agent_id, limit=room))
+                if pending:
+                    batch[agent_id] = pending
+                    room -= len(pending)
+                if room == 0:
+                    more = order[position:]  # this one may have more; the rest were not asked
+                    break
+            return await self._embed_batch(batch, deadline=deadline, cancel=cancel), more
+
     async def _drain(
         self,
         agent_id: str,
@@ -238,77 +278,106 @@ class VectorIndex:
         progress: Callable[[int], None] | None,
     ) -> DrainReport:
         """Embed the agent's pending claims, batch by batch, until none are left or time ends."""
-        now = self._clock.now()
-        if not self.enabled:
-            marked = 0
-            while pending := self._store.list_pending_embeddings(agent_id, limit=self._batch_limit):
-                for claim in pending:
-                    marked += self._store.mark_embedding(
-                        agent_id,
-                        claim.id,
-                        expected_revision=claim.revision,
-                        identity=None,
-                        ready=False,
-                        now=now,
-                    )
-                if len(pending) < self._batch_limit:
-                    break
-            return DrainReport(fts_only=marked)
-        assert self._vectors is not None and self._gateway is not None
-        embedded = lost = rejected = 0
+        total = DrainReport()
         while not deadline.expired and not cancel.cancelled:
             pending = self._store.list_pending_embeddings(agent_id, limit=self._batch_limit)
             if not pending:
                 break
-            try:
-                identity, vectors, poisoned = await self._embed_isolating(
-                    agent_id, pending, deadline=deadline, cancel=cancel
-                )
-                if vectors:
-                    await self._vectors.upsert(
-                        agent_id, identity, vectors, deadline=deadline, cancel=cancel
-                    )
-            # Time running out or a cancel mid-batch ends the drain like a failed call: the
-            # claims stay pending for the next drain.
-            except (ProviderError, StoreError, DeadlineExceeded, OperationCancelled) as exc:
-                log.warning("embedding drain failed for agent %s: %s", agent_id, type(exc).__name__)
-                return DrainReport(
-                    embedded=embedded, lost_races=lost, rejected=rejected, failed=True
-                )
-            for claim in poisoned:
-                # Terminal and content-free: the ERROR state says the provider refused this
-                # text, the log names the claim id only; the drain no longer lists it.
-                rejected += self._store.mark_embedding(
-                    agent_id,
-                    claim.id,
-                    expected_revision=claim.revision,
-                    identity=identity,
-                    ready=False,
-                    now=self._clock.now(),
-                )
-                log.warning("embedding of claim %s refused by the provider: marked error", claim.id)
-            embedded_claims = [claim for claim in pending if claim.id in vectors]
-            losers = [
-                claim.id
-                for claim in embedded_claims
-                if not self._store.mark_embedding(
-                    agent_id,
-                    claim.id,
-                    expected_revision=claim.revision,
-                    identity=identity,
-                    ready=True,
-                    now=self._clock.now(),
-                )
-            ]
-            embedded += len(embedded_claims) - len(losers)
+            report = await self._embed_batch(
+                {agent_id: list(pending)}, deadline=deadline, cancel=cancel
+            )
+            total = total.plus(report)
             if progress is not None:
-                progress(embedded)
-            if losers:
-                lost += len(losers)
-                await self.forget(agent_id, losers, deadline=deadline, cancel=cancel)
-            if len(pending) < self._batch_limit:
+                progress(total.embedded)
+            if report.failed or len(pending) < self._batch_limit:
                 break
-        return DrainReport(embedded=embedded, lost_races=lost, rejected=rejected)
+        return total
+
+    async def _embed_batch(
+        self,
+        batch: dict[str, list[Claim]],
+        *,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> DrainReport:
+        """Embed one batch of pending claims (of one agent or several) with one model call,
+        write each agent's vectors in one vector-store call, and record every outcome in
+        one claim-store transaction (`mark_embeddings`): per batch, not per claim.
+
+        Each state moves pending → vector written → ready by revision CAS; a lost CAS (the
+        claim was edited, deleted or fenced meanwhile) deletes its vector again, so a claim
+        deleted while queued keeps no vector (R-WRITE-6, R-VEC-4)."""
+        claims = [claim for pending in batch.values() for claim in pending]
+        if not claims:
+            return DrainReport()
+        owner = {claim.id: agent_id for agent_id, pending in batch.items() for claim in pending}
+        if not self.enabled:
+            marks = [
+                EmbeddingMark(
+                    agent_id=owner[claim.id],
+                    claim_id=claim.id,
+                    expected_revision=claim.revision,
+                    identity=None,
+                    ready=False,
+                )
+                for claim in claims
+            ]
+            marked = self._store.mark_embeddings(marks, now=self._clock.now())
+            return DrainReport(fts_only=sum(marked))
+        assert self._vectors is not None and self._gateway is not None
+        try:
+            # The gateway accounts a call to one agent: the batch's first. A clear of another
+            # agent in it does not abort the call, but fences its marks (the CAS loses and
+            # the vectors are deleted again below).
+            identity, vectors, poisoned = await self._embed_isolating(
+                next(iter(batch)), claims, deadline=deadline, cancel=cancel
+            )
+            for agent_id, pending in batch.items():
+                theirs = {claim.id: vectors[claim.id] for claim in pending if claim.id in vectors}
+                if theirs:
+                    await self._vectors.upsert(
+                        agent_id, identity, theirs, deadline=deadline, cancel=cancel
+                    )
+            refused = {claim.id for claim in poisoned}
+            written = [claim for claim in claims if claim.id in vectors or claim.id in refused]
+            # Terminal and content-free: the ERROR state says the provider refused this
+            # text, the log names the claim id only; the drain no longer lists it.
+            marked = self._store.mark_embeddings(
+                [
+                    EmbeddingMark(
+                        agent_id=owner[claim.id],
+                        claim_id=claim.id,
+                        expected_revision=claim.revision,
+                        identity=identity,
+                        ready=claim.id not in refused,
+                    )
+                    for claim in written
+                ],
+                now=self._clock.now(),
+            )
+        # Time running out or a cancel mid-batch ends the drain like a failed call: the
+        # claims stay pending for the next drain (vectors already written are orphans,
+        # never recalled, and removed by the next warm-up's coverage check).
+        except (ProviderError, StoreError, DeadlineExceeded, OperationCancelled) as exc:
+            agents = ", ".join(batch)
+            log.warning("embedding drain failed for agent %s: %s", agents, type(exc).__name__)
+            return DrainReport(failed=True)
+        for claim_id in refused:
+            log.warning("embedding of claim %s refused by the provider: marked error", claim_id)
+        losers: dict[str, list[str]] = {}
+        embedded = rejected = 0
+        for claim, ok in zip(written, marked, strict=True):
+            if claim.id in refused:
+                rejected += ok
+            elif ok:
+                embedded += 1
+            else:
+                losers.setdefault(owner[claim.id], []).append(claim.id)
+        for agent_id, ids in losers.items():
+            await self.forget(agent_id, ids, deadline=deadline, cancel=cancel)
+        return DrainReport(
+            embedded=embedded, lost_races=sum(map(len, losers.values())), rejected=rejected
+        )
 
     async def _embed_isolating(
         self,

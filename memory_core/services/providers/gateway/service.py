@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections import Counter, deque
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from collections.abc import Sequence
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.claims import EmbeddingIdentity
@@ -45,6 +43,8 @@ from memory_core.ports.providers import (
 )
 from memory_core.services.providers.breaker import BreakerPermit, CircuitBreakers
 from memory_core.services.providers.deadline import AdaptiveDeadlines
+from memory_core.services.providers.gateway.bound import BoundTextProvider
+from memory_core.services.providers.gateway.calls import ProviderCalls, require_call_args
 from memory_core.services.providers.gateway.types import (
     CapacityLimits,
     EmbeddedBatch,
@@ -58,7 +58,6 @@ from memory_core.services.providers.gateway.types import (
 from memory_core.settings import MemorySettings
 
 __all__ = [
-    "BoundTextProvider",
     "CapacityLimits",
     "EmbeddedBatch",
     "GatewayDiagnostics",
@@ -70,16 +69,7 @@ __all__ = [
     "TextPurpose",
 ]
 
-T = TypeVar("T")
-
 WARMUP_TEXT = "memory warmup"
-
-
-def _require_call_args(deadline: object, cancel: object) -> None:
-    if not isinstance(deadline, Deadline):
-        raise ValidationError("deadline", "every provider call needs a Deadline (R-ARCH-6)")
-    if not isinstance(cancel, CancellationToken):
-        raise ValidationError("cancel", "every provider call needs a CancellationToken")
 
 
 def _vectors(raw: object, expected: int, dim: int | None) -> tuple[tuple[float, ...], ...]:
@@ -116,17 +106,14 @@ class ProviderGateway:
         self._embedder = embedder
         self._text = text
         self._timeouts = PurposeTimeouts.from_settings(settings)
-        self._limits = CapacityLimits.from_settings(settings)
         self._max_query_code_points = settings.query_max_code_points
         self._batch_size = settings.embedding_batch_size
         self.deadlines = AdaptiveDeadlines(settings)
         self.breakers = CircuitBreakers(clock, settings)
         self._dims: dict[tuple[str, str], int] = {}
-        self._slots: Counter[tuple[str, str, str, str]] = Counter()
-        self._slots_total = 0
-        self._calls: dict[str, set[CancellationToken]] = {}
-        self._counts: Counter[tuple[str, str]] = Counter()
-        self._latencies: deque[LatencySample] = deque(maxlen=settings.latency_samples)
+        self._calls = ProviderCalls(
+            clock, CapacityLimits.from_settings(settings), settings.latency_samples
+        )
 
     @property
     def embedding_configured(self) -> bool:
@@ -146,7 +133,7 @@ class ProviderGateway:
         """The query vector under the adaptive deadline, or a degradation (never raises for
         provider trouble). `deadline` is the caller's (e.g. the turn's); the earlier wins.
         `warm_recall=False` bypasses the breaker (decision retrieval, evaluations)."""
-        _require_call_args(deadline, cancel)
+        require_call_args(deadline, cancel)
         query = text[: self._max_query_code_points]
         if not query.strip():
             raise ValidationError("text", "must not be blank")
@@ -163,14 +150,14 @@ class ProviderGateway:
         if embedder is None:
             return degraded(QueryDegradation.ERROR, "unconfigured")
         if cancel.cancelled:
-            self._count("cancelled", EmbeddingPurpose.QUERY)
+            self._calls.count("cancelled", EmbeddingPurpose.QUERY)
             return degraded(QueryDegradation.CANCELLED, "cancelled")
         key = (embedder.provider_id, embedder.model_id)
         permit: BreakerPermit | None = None
         if warm_recall:
             permit = self.breakers.acquire(agent_id, f"{key[0]}:{key[1]}")
             if permit is None:
-                self._count("circuitOpen", EmbeddingPurpose.QUERY)
+                self._calls.count("circuitOpen", EmbeddingPurpose.QUERY)
                 return degraded(QueryDegradation.CIRCUIT_OPEN, "circuitOpen")
         budget = self.deadlines.begin_ms(key)
         own = Deadline.after(self._clock, budget / 1000.0)
@@ -224,7 +211,7 @@ class ProviderGateway:
 
         Each request gets the batch deadline (30 s), cut short by the caller's. No breaker.
         """
-        _require_call_args(deadline, cancel)
+        require_call_args(deadline, cancel)
         embedder = self._require_embedder()
         for index, text in enumerate(texts):
             if not isinstance(text, str) or not text.strip():
@@ -251,7 +238,7 @@ class ProviderGateway:
         self, *, agent_id: str, deadline: Deadline, cancel: CancellationToken
     ) -> EmbeddingIdentity:
         """Embed a fixed text to wake the model; its latency feeds the query deadline."""
-        _require_call_args(deadline, cancel)
+        require_call_args(deadline, cancel)
         embedder = self._require_embedder()
         started = self._clock.monotonic()
         (vector,) = await self._embed(
@@ -269,11 +256,11 @@ class ProviderGateway:
         self, *, agent_id: str, deadline: Deadline, cancel: CancellationToken
     ) -> EmbeddingIdentity:
         """The embedder's (provider, model, dimension); the dimension is asked once and cached."""
-        _require_call_args(deadline, cancel)
+        require_call_args(deadline, cancel)
         embedder = self._require_embedder()
         key = (embedder.provider_id, embedder.model_id)
         if key not in self._dims:
-            dim = await self._invoke(
+            dim = await self._calls.invoke(
                 lambda d, t: embedder.dimensions(deadline=d, cancel=t),
                 agent_id=agent_id,
                 provider=embedder,
@@ -296,11 +283,11 @@ class ProviderGateway:
         purpose: TextPurpose = TextPurpose.EXTRACTION,
     ) -> str:
         """One completion under the text deadline (60 s) cut short by the caller's. No breaker."""
-        _require_call_args(deadline, cancel)
+        require_call_args(deadline, cancel)
         provider = self._text
         if provider is None:
             raise ProviderUnavailable("no text provider is configured")
-        result = await self._invoke(
+        result = await self._calls.invoke(
             lambda d, t: provider.complete(request, deadline=d, cancel=t),
             agent_id=agent_id,
             provider=provider,
@@ -324,10 +311,7 @@ class ProviderGateway:
     # --- lifecycle ---------------------------------------------------------------------
     def abort_agent(self, agent_id: str, reason: str = "agent aborted") -> int:
         """Cancel the agent's calls in flight (clear, delete, reconfiguration); how many."""
-        tokens = list(self._calls.get(agent_id, ()))
-        for token in tokens:
-            token.cancel(reason)
-        return len(tokens)
+        return self._calls.abort_agent(agent_id, reason)
 
     def reset_agent(self, agent_id: str) -> None:
         """Agent cleanup: abort its calls and forget its breaker."""
@@ -336,7 +320,7 @@ class ProviderGateway:
 
     def dispose(self) -> None:
         """Abort everything and forget all breaker and latency state."""
-        for agent_id in list(self._calls):
+        for agent_id in self._calls.agents():
             self.abort_agent(agent_id, "gateway disposed")
         self.breakers.reset_all()
         self.deadlines.forget()
@@ -349,13 +333,9 @@ class ProviderGateway:
                 await provider.aclose()
 
     def diagnostics(self) -> GatewayDiagnostics:
-        return GatewayDiagnostics(
-            counts=dict(self._counts),
-            in_flight=self._slots_total,
-            latencies=tuple(self._latencies),
-        )
+        return self._calls.diagnostics()
 
-    # --- the one call path -------------------------------------------------------------
+    # --- embedding calls ---------------------------------------------------------------
     async def _embed(
         self,
         texts: list[str],
@@ -367,7 +347,7 @@ class ProviderGateway:
     ) -> tuple[tuple[float, ...], ...]:
         embedder = self._require_embedder()
         key = (embedder.provider_id, embedder.model_id)
-        raw = await self._invoke(
+        raw = await self._calls.invoke(
             lambda d, t: embedder.embed(texts, purpose=purpose, deadline=d, cancel=t),
             agent_id=agent_id,
             provider=embedder,
@@ -381,88 +361,6 @@ class ProviderGateway:
         self._dims.setdefault(key, len(vectors[0]))
         return vectors
 
-    async def _invoke(
-        self,
-        call: Callable[[Deadline, CancellationToken], Awaitable[T]],
-        *,
-        agent_id: str,
-        provider: EmbeddingProvider | TextProvider,
-        purpose: str,
-        deadline: Deadline,
-        cancel: CancellationToken,
-    ) -> T:
-        if cancel.cancelled:
-            self._count("cancelled", purpose)
-            raise OperationCancelled(cancel.reason or "cancelled")
-        if deadline.expired:
-            self._count("deadline", purpose)
-            raise DeadlineExceeded(f"{purpose}: the deadline passed before the call")
-        slot = (agent_id, provider.provider_id, provider.model_id, str(purpose))
-        if self._slots_total >= self._limits.total or self._slots[slot] >= self._limits.per_key:
-            self._count("capacityRejected", purpose)
-            raise CapacityRejected(f"{purpose}: provider capacity reached for this agent")
-        self._slots[slot] += 1
-        self._slots_total += 1
-        self._count("admitted", purpose)
-        # One token per call, so abort_agent reaches exactly this agent's calls while the
-        # caller's own token keeps working through the link.
-        token = CancellationToken()
-        unlink = cancel.on_cancel(lambda: token.cancel(cancel.reason or "cancelled"))
-        self._calls.setdefault(agent_id, set()).add(token)
-        started = self._clock.monotonic()
-        outcome = "failed"
-        try:
-            result = await call(deadline, token)
-            if token.cancelled:
-                self._count("lateAbsorbed", purpose)  # the provider ignored the token
-                raise OperationCancelled(token.reason or "cancelled")
-            outcome = "ok"
-            return result
-        except OperationCancelled:
-            outcome = "cancelled"
-            raise
-        except DeadlineExceeded:
-            outcome = "deadline"
-            raise
-        except ProviderError:
-            if token.cancelled:  # e.g. a connection torn down by the cancel itself
-                outcome = "cancelled"
-                raise OperationCancelled(token.reason or "cancelled") from None
-            raise
-        except Exception as exc:
-            # A third-party provider leaked a library exception: type it and say no more (its
-            # message may carry a URL or a key), not even as the new error's __context__.
-            foreign = type(exc).__name__
-        finally:
-            unlink()
-            self._settle(agent_id, token, slot)
-            if outcome != "ok":
-                self._count(outcome, purpose)
-            elapsed = 1000.0 * (self._clock.monotonic() - started)
-            self._latencies.append(
-                LatencySample(
-                    purpose=str(purpose),
-                    provider=provider.provider_id,
-                    model=provider.model_id,
-                    elapsed_ms=elapsed,
-                    outcome=outcome,
-                )
-            )
-        raise ProviderResponseError(f"{purpose}: provider raised {foreign}")
-
-    def _settle(
-        self, agent_id: str, token: CancellationToken, slot: tuple[str, str, str, str]
-    ) -> None:
-        calls = self._calls.get(agent_id)
-        if calls is not None:
-            calls.discard(token)
-            if not calls:
-                del self._calls[agent_id]
-        self._slots[slot] -= 1
-        if not self._slots[slot]:
-            del self._slots[slot]
-        self._slots_total -= 1
-
     def _within(self, seconds: float, deadline: Deadline) -> Deadline:
         return Deadline.after(self._clock, seconds).earliest(deadline)
 
@@ -475,9 +373,6 @@ class ProviderGateway:
     def _identity(embedder: EmbeddingProvider, dim: int) -> EmbeddingIdentity:
         return EmbeddingIdentity(provider=embedder.provider_id, model=embedder.model_id, dim=dim)
 
-    def _count(self, event: str, purpose: str) -> None:
-        self._counts[(event, str(purpose))] += 1
-
     def _fail(self, permit: BreakerPermit | None) -> None:
         if permit is not None:
             self.breakers.record_failure(permit)
@@ -485,43 +380,3 @@ class ProviderGateway:
     def _release(self, permit: BreakerPermit | None) -> None:
         if permit is not None:
             self.breakers.release(permit)
-
-
-class BoundTextProvider:
-    """`ProviderGateway.text_provider_for`: one agent's completions through the gateway.
-
-    Closing it does nothing: the gateway owns the provider.
-    """
-
-    def __init__(
-        self, gateway: ProviderGateway, provider: TextProvider, agent_id: str, purpose: TextPurpose
-    ) -> None:
-        self._gateway = gateway
-        self._provider = provider
-        self._agent_id = agent_id
-        self._purpose = purpose
-
-    def __repr__(self) -> str:
-        return f"BoundTextProvider({self._provider.provider_id!r}, agent={self._agent_id!r})"
-
-    @property
-    def provider_id(self) -> str:
-        return self._provider.provider_id
-
-    @property
-    def model_id(self) -> str:
-        return self._provider.model_id
-
-    async def complete(
-        self, request: TextRequest, *, deadline: Deadline, cancel: CancellationToken
-    ) -> str:
-        return await self._gateway.complete(
-            agent_id=self._agent_id,
-            request=request,
-            deadline=deadline,
-            cancel=cancel,
-            purpose=self._purpose,
-        )
-
-    async def aclose(self) -> None:
-        return None

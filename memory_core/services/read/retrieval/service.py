@@ -47,6 +47,7 @@ from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.vectors import ReadyCertificate, VectorHit, VectorStoreCold
 from memory_core.services.providers.gateway.service import ProviderGateway
 from memory_core.services.read.claim_tokens import ClaimTokenCache
+from memory_core.services.read.fusion import Candidate, candidates_from_lists
 from memory_core.services.read.keywords import bounded_query, search_terms
 from memory_core.services.read.lexical_rank import lexical_ranks
 from memory_core.services.read.retrieval.failures import QUERY_DEGRADATIONS, store_failure
@@ -58,10 +59,8 @@ from memory_core.services.read.retrieval.types import (
     RetrievalResult,
 )
 from memory_core.services.read.scoring import (
-    Candidate,
     ScoredItem,
     ScoringPolicy,
-    candidates_from_lists,
     filter_suppressed,
     rank_candidates,
 )

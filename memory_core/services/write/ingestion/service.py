@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable, Sequence
-from datetime import datetime
+from collections.abc import Awaitable, Callable, Sequence
 
 import attrs
 
@@ -28,9 +27,10 @@ from memory_core.domain.errors import (
     OperationCancelled,
     ProviderResponseError,
 )
+from memory_core.ports.blocking import BlockingCalls
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.cursor import CursorStore
-from memory_core.ports.extraction import ExtractionRequest, Extractor
+from memory_core.ports.extraction import Extractor
 from memory_core.ports.scheduler import TaskHandle, TaskScheduler
 from memory_core.ports.tape import (
     Anchor,
@@ -49,6 +49,7 @@ from memory_core.services.write.chunking import (
 from memory_core.services.write.decision.service import DecisionService, WriteContext, WriteReport
 from memory_core.services.write.fences import WriteCoordinator, WriteTicket
 from memory_core.services.write.fork_cursor import map_fork_cursor, rewind_cursor
+from memory_core.services.write.ingestion.extraction import chunk_request, extract
 from memory_core.services.write.ingestion.types import (
     ChunkRecord,
     CommitHook,
@@ -93,8 +94,13 @@ class IngestionServices:
     domain_clock: DomainClock
     infra_clock: InfraClock
     policy: IngestionPolicy  # IngestionPolicy.from_settings: no defaults of its own
-    on_committed: CommitHook | None = None  # e.g. the embedding pipeline
+    on_committed: CommitHook | None = None  # e.g. the embedding pipeline: marks, never waits
+    # Awaited by `drain` once the chain has settled: until the work `on_committed` started
+    # (the embeddings of the session's claims) has settled too.
+    settle_committed: Callable[[str], Awaitable[None]] | None = None
     on_report: Callable[[IngestionReport], None] | None = None
+    # Runs a `BlockingExtractor`'s computation off the event loop; None runs it on the loop.
+    offload: BlockingCalls | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -186,9 +192,11 @@ class IngestionRuntime:
         return self._chain if self._chain is not None and not self._chain.done else None
 
     async def drain(self) -> None:
-        """Until the current chain (if any) has settled."""
+        """Until the current chain (if any) has settled, and the embeddings it started."""
         if self._chain is not None:
             await self._chain.wait()
+        if self._s.settle_committed is not None:
+            await self._s.settle_committed(self.agent_id)
 
     # --- the chain ------------------------------------------------------------------------
     def _refusal(self, turn: TurnOutcome) -> IngestionOutcome | None:
@@ -354,29 +362,13 @@ class IngestionRuntime:
         cancel: CancellationToken,
     ) -> ChunkRecord:
         s = self._s
-        entries = tuple(
-            TapeEntry(
-                id=part.entry_id,
-                session_id=self.session_id,
-                order_seq=part.order_seq,
-                role=part.role,
-                content=part.text,
-                created_at=part.created_at,
-            )
-            for part in chunk.parts
+        request, said_at = chunk_request(
+            chunk, agent_id=self.agent_id, session_id=self.session_id, clock=s.domain_clock
         )
-        # Unknown when said means said now: dates resolve against the clock, and the write
-        # decision orders by message order alone (never by a clock read before extraction,
-        # which would make holders written later in this same pass look newer).
-        said_at = _said_at(chunk, s.domain_clock.now())
-        result = await s.extractor.extract(
-            ExtractionRequest(
-                agent_id=self.agent_id,
-                session_id=self.session_id,
-                entries=entries,
-                reference_time=said_at or s.domain_clock.now(),
-                timezone=s.domain_clock.timezone(),
-            ),
+        result = await extract(
+            s.extractor,
+            request,
+            offload=s.offload,
             deadline=self._deadline(s.policy.extraction_seconds),
             cancel=cancel,
         )
@@ -600,13 +592,3 @@ class IngestionRuntime:
                 self._s.on_report(report)
             except Exception as exc:
                 _log.warning("ingestion report hook failed: %s", type(exc).__name__)
-
-
-def _said_at(chunk: Chunk, now: datetime) -> datetime | None:
-    """When the chunk was said: the `created_at` of its last message that has one, never
-    later than `now` (a host clock ahead of ours does not date the future); None when no
-    message says (then it was said now)."""
-    for part in reversed(chunk.parts):
-        if part.created_at is not None:
-            return min(part.created_at, now)
-    return None
