@@ -29,8 +29,9 @@ Then, query by query and alternately (a noisy neighbour slows all alike), it tim
     exact top-10 over the same normalised matrix, each timed alone.
 
 p50/p95 of each, the ratios ours / baseline, and the stage breakdown of our turn: the
-retrieval diagnostics' stages (`StageTimings`) and "other" (the working projection, directive
-and newest-claims reads, the allocator, and the access and anchor writes that follow).
+retrieval diagnostics' stages (`StageTimings`) and "other" (the one read of the directives,
+the stored working projection and the persona — plus the claims listing when that row must
+be rebuilt — the allocator, and the access and anchor writes that follow).
 Results: a table on stdout, progress on stderr, JSON to `benchmarks/results/turn.json`.
 """
 

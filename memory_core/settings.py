@@ -476,6 +476,16 @@ class MemorySettings:
             "claim reaches vector recall within it plus the batches ahead of it."
         ),
     )
+    working_refresh_debounce_seconds: float = attrs.field(
+        default=0.1,
+        validator=_non_negative,
+        metadata=_doc("Quiet time after an agent's writes before its projection is rebuilt."),
+    )
+    working_refresh_seconds: float = attrs.field(
+        default=5.0,
+        validator=_positive,
+        metadata=_doc("Deadline of one background rebuild or store of a working projection."),
+    )
 
     def __attrs_post_init__(self) -> None:
         pairs = (

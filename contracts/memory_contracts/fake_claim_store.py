@@ -15,6 +15,7 @@ from memory_contracts.fake_directives import InMemoryDirectives
 from memory_contracts.fake_forgetting import FakeForgetting
 from memory_contracts.fake_maintenance import FakeConsolidation
 from memory_contracts.fake_personas import FakePersonas
+from memory_contracts.fake_working import FakeWorkingProjections
 from memory_core.domain.provenance import TombstoneIdentity
 from memory_core.ports.claims import Derivation, RepairReport
 from memory_core.storage.drafts import stored_time
@@ -31,6 +32,7 @@ class InMemoryClaimStore(
     FakeConsolidation,
     FakeConflicts,
     FakePersonas,
+    FakeWorkingProjections,
 ):
     """Every role; lineage and maintenance are small enough to live here."""
 

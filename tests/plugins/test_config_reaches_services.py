@@ -283,6 +283,9 @@ CONSUMERS: dict[str, tuple[object, Read]] = {
         500,
         lambda memory: round(memory.embedding_drain._tunables.delay_seconds * 1000),
     ),
+    # the stored working projection's background rebuilds
+    "working_refresh_debounce_seconds": (0.5, lambda memory: memory.working._debounce),
+    "working_refresh_seconds": (2.0, lambda memory: memory.working._seconds),
 }
 WATCHED_END_TO_END = {
     "extraction_chunk_tokens",

@@ -21,6 +21,7 @@ from memory_adapters.postgres_store.errors import (
     TEMPORAL_CONSTRAINT,
 )
 from memory_adapters.postgres_store.migrations import Extensions, Migration
+from memory_adapters.postgres_store.projection_schema import working_statements
 from memory_adapters.sql_claims import ddl
 from memory_adapters.sql_claims.queries import RECALLABLE_KINDS_SQL, recallable, sql_list
 from memory_adapters.sql_claims.repair import MARK_TABLE_SQL
@@ -309,6 +310,13 @@ def _v4(conn: psycopg.Connection, extensions: Extensions) -> None:
     )
 
 
+def _v5(conn: psycopg.Connection, extensions: Extensions) -> None:
+    # The stored working projection and the per-agent source generation the triggers move
+    # (sql_claims.projection): the turn reads one row instead of listing 200 claims.
+    for statement in working_statements():
+        conn.execute(statement)
+
+
 MIGRATIONS = (
     Migration(
         component=COMPONENT,
@@ -328,5 +336,11 @@ MIGRATIONS = (
         version=4,
         description="startup repair by marker",
         apply=_v4,
+    ),
+    Migration(
+        component=COMPONENT,
+        version=5,
+        description="stored working projection with a per-agent source generation",
+        apply=_v5,
     ),
 )

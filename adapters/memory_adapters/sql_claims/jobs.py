@@ -40,6 +40,7 @@ NAMESPACE_TABLES = (
     "agent_memory_directive",
     "agent_memory_clear_job",
     "agent_memory_audit",
+    "agent_memory_working",
 )
 
 

@@ -30,6 +30,7 @@ from memory_adapters.sql_claims import repair as repair_module
 from memory_adapters.sql_claims.conflicts import ConflictMethods
 from memory_adapters.sql_claims.maintenance import MaintenanceMethods
 from memory_adapters.sql_claims.persona import PersonaMethods
+from memory_adapters.sql_claims.projection import WorkingProjectionMethods
 from memory_adapters.sql_claims.session import Dialect, Session
 from memory_core.domain.claims import Claim, ClaimDraft, EmbeddingIdentity, WriteOrigin
 from memory_core.domain.directives import Directive, DirectiveKind, DirectiveStatus
@@ -61,7 +62,7 @@ def random_id(prefix: str) -> str:
     return f"{prefix}-{secrets.token_hex(8)}"
 
 
-class SqlClaimStore(MaintenanceMethods, ConflictMethods, PersonaMethods):
+class SqlClaimStore(MaintenanceMethods, ConflictMethods, PersonaMethods, WorkingProjectionMethods):
     """The shared body of the SQL claim stores; not used on its own."""
 
     def __init__(

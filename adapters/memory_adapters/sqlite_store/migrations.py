@@ -14,6 +14,7 @@ from memory_adapters.sql_claims.queries import recallable
 from memory_adapters.sql_claims.repair import MARK_TABLE_SQL
 from memory_adapters.sqlite_store import fts
 from memory_adapters.sqlite_store.connection import write_transaction
+from memory_adapters.sqlite_store.projection_schema import working_statements
 from memory_adapters.sqlite_store.schema import (
     fts_statements,
     legacy_fts_drop_statements,
@@ -167,6 +168,13 @@ def _v9(conn: apsw.Connection) -> None:
     )
 
 
+def _v10(conn: apsw.Connection) -> None:
+    # The stored working projection and the per-agent source generation the triggers move
+    # (sql_claims.projection): the turn reads one row instead of listing 200 claims.
+    for statement in working_statements():
+        conn.execute(statement)
+
+
 @attrs.frozen(kw_only=True)
 class Migration:
     version: int
@@ -207,6 +215,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         version=9,
         description="startup repair by marker; time-zone names by index",
         apply=_v9,
+    ),
+    Migration(
+        version=10,
+        description="stored working projection with a per-agent source generation",
+        apply=_v10,
     ),
 )
 LATEST_VERSION = MIGRATIONS[-1].version

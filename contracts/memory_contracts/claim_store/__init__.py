@@ -18,6 +18,7 @@ A store that implements one role subclasses that role's contract and its factory
 | `ConsolidationContract` | `make_consolidation_store` | + `Consolidation` (and delete, lineage) |
 | `ConflictsContract` | `make_conflicts_store` | + `Conflicts`, `LineageReader` |
 | `PersonasContract` | `make_personas_store` | + `Personas` |
+| `WorkingProjectionsContract` | `make_working_store` | + `WorkingProjections` |
 
 Every role but directives needs the claim records to set its cases up. A full store
 subclasses `ClaimStoreContract` and implements `make_claim_store` only: it runs every role's
@@ -44,6 +45,7 @@ from memory_contracts.claim_store.personas import PersonasContract
 from memory_contracts.claim_store.records import ClaimRecordsContract
 from memory_contracts.claim_store.search import ClaimSearchContract
 from memory_contracts.claim_store.whole_store import CrossRoleCases
+from memory_contracts.claim_store.working import WorkingProjectionsContract
 from memory_core.ports.claims import ClaimStore
 
 __all__ = [
@@ -58,6 +60,7 @@ __all__ = [
     "LineageContract",
     "PersonasContract",
     "StoreMaintenanceContract",
+    "WorkingProjectionsContract",
 ]
 
 
@@ -80,6 +83,7 @@ class ClaimStoreContract(
     ConsolidationContract,
     ConflictsContract,
     PersonasContract,
+    WorkingProjectionsContract,
     CrossRoleCases,
 ):
     """Inherit, implement `make_claim_store`; pytest collects every role's cases."""
@@ -96,3 +100,4 @@ class ClaimStoreContract(
     consolidation_store = _the_claim_store("consolidation_store")
     conflicts_store = _the_claim_store("conflicts_store")
     personas_store = _the_claim_store("personas_store")
+    working_store = _the_claim_store("working_store")

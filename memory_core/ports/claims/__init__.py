@@ -17,7 +17,9 @@ Why this cut — one role per question a service asks, as the tape is four ports
 - `StoreMaintenance` (maintenance): repair, audit retention, close — host lifecycle;
   `Consolidation` (maintenance): the dirty queue, merges and stale archiving of the
   background maintenance service; `Conflicts` (maintenance): challenges kept as records;
-  `Personas` (maintenance): self-model drafts the user approves.
+  `Personas` (maintenance): self-model drafts the user approves;
+- `WorkingProjections` (projection): the stored working projection the turn reads, with
+  the per-agent source generation that says whether it still describes the claims.
 `ClaimStore` inherits every role: what a full store implements and the composition root
 builds once. Each role has its contract in `memory_contracts.claim_store`.
 
@@ -72,6 +74,13 @@ from memory_core.ports.claims.maintenance import (
     Resolution,
     StoreMaintenance,
 )
+from memory_core.ports.claims.projection import (
+    HiddenClaim,
+    ProjectionEntry,
+    StoredWorking,
+    WorkingProjections,
+    WorkingSnapshot,
+)
 from memory_core.ports.claims.records import (
     ClaimReader,
     ClaimWriter,
@@ -105,6 +114,7 @@ __all__ = [
     "EmbeddingMark",
     "Forgetting",
     "FtsHit",
+    "HiddenClaim",
     "InsertOutcome",
     "InsertStatus",
     "LineageReader",
@@ -114,9 +124,13 @@ __all__ = [
     "PersonaVersion",
     "PersonaView",
     "Personas",
+    "ProjectionEntry",
     "RepairReport",
     "Resolution",
     "StoreMaintenance",
+    "StoredWorking",
+    "WorkingProjections",
+    "WorkingSnapshot",
 ]
 
 
@@ -134,6 +148,7 @@ class ClaimStore(
     Consolidation,
     Conflicts,
     Personas,
+    WorkingProjections,
     Protocol,
 ):
     """Every role at once: what a full store implements (SQLite, PostgreSQL, the fake)."""

@@ -30,6 +30,7 @@ from memory_core.services.memory.observability import (
 from memory_core.services.providers.gateway.service import ProviderGateway
 from memory_core.services.read.retrieval.service import RetrievalService
 from memory_core.services.read.runtime import MemoryRuntime
+from memory_core.services.read.working import WorkingMemory
 from memory_core.services.vectors.drain_loop import DrainLoop, DrainTunables
 from memory_core.services.vectors.index import VectorIndex
 from memory_core.services.write.fences import WriteCoordinator
@@ -109,6 +110,18 @@ class MemoryParts:
             infra_clock=infra_clock,
             tunables=DrainTunables.from_settings(settings),
         )
+        # The stored working projection every session of an agent reads (R-READ-9).
+        self.working = WorkingMemory(
+            store=store,
+            calls=retrieval.calls,
+            domain_clock=domain_clock,
+            infra_clock=infra_clock,
+            settings=settings,
+            scheduler=scheduler,
+        )
+        # Every serialised write of an agent (ingestion, the user's controls, merges) ends
+        # by releasing its lock: its projection is rebuilt once the writes pause.
+        coordinator.on_released(self.working.schedule)
 
     # --- sessions -------------------------------------------------------------------------
     def session(
@@ -163,6 +176,7 @@ class MemoryParts:
                 settings=self.settings,
                 scheduler=self._scheduler,  # the turn's hard timer (R-READ-1)
                 ingestion=ingestion,
+                working=self.working,
             )
             self._sessions[key] = runtime
         return runtime
@@ -174,6 +188,8 @@ class MemoryParts:
         for runtime in self._sessions.values():
             await runtime.drain()
         self._sessions.clear()
+        self.working.close()
+        await self.working.drain()
         # Embedding passes still running would write into stores about to close: wait for
         # them (each batch is bounded by its own deadline), then take no more marks.
         await self.embedding_drain.settle()

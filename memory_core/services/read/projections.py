@@ -19,6 +19,8 @@ Reference §8.7. From Agent-scope recallable semantic, episodic and reflection c
 
 `next_refresh_at` is the earliest interval bound after `now` among all candidates (eligible or
 not): the moment some claim changes status and the projection goes stale.
+
+This is the rule a rebuild runs; the turn reads its stored result (`read/working.py`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from memory_core.domain.temporal_policy import (
     working_status_rank,
 )
 from memory_core.domain.tokens import estimate_tokens, token_weight, tokens_for_weight
+from memory_core.ports.claims.projection import ProjectionEntry
 
 __all__ = [
     "PROJECTED_KINDS",
@@ -57,15 +60,6 @@ _LAPSED = frozenset({TemporalStatus.PREVIOUSLY_PLANNED, TemporalStatus.ENDED_REC
 _LINE_BREAK = token_weight("\n")
 _SECTION_BREAK = token_weight("\n\n")
 _LABEL_WEIGHT = {section: token_weight(f"[{section.value}]") for section in WorkingSection}
-
-
-@attrs.frozen(kw_only=True)
-class ProjectionEntry:
-    """One claim shown in the projection, and where."""
-
-    id: str
-    section: WorkingSection
-    status: TemporalStatus
 
 
 @attrs.frozen(kw_only=True)

@@ -18,20 +18,13 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Sequence
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 import attrs
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.domain.claims import Claim
-from memory_core.domain.directives import (
-    Directive,
-    DirectiveKind,
-    DirectiveStatus,
-    match_text,
-)
+from memory_core.domain.directives import DirectiveStatus
 from memory_core.domain.errors import DeadlineExceeded, StoreError
 from memory_core.domain.manifest import (
     Degradation,
@@ -39,17 +32,21 @@ from memory_core.domain.manifest import (
     DropReason,
     SelectionManifest,
 )
-from memory_core.domain.scope import ScopeContext, ScopeFilter
-from memory_core.domain.temporal_policy import TemporalPolicy
+from memory_core.domain.scope import ScopeContext
 from memory_core.domain.validation import check_id, check_instance, check_int
 from memory_core.ports.blocking import BlockingCalls
-from memory_core.ports.claims import ClaimReader, ClaimSearch, DirectiveReader
+from memory_core.ports.claims import (
+    ClaimReader,
+    ClaimSearch,
+    DirectiveReader,
+    Personas,
+    WorkingProjections,
+)
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.scheduler import TaskScheduler
 from memory_core.ports.tape import TapeAnchorWriter
 from memory_core.services.read.bookkeeping import TurnBookkeeping
 from memory_core.services.read.contribution import ContributionRequest, RecalledMemory, assemble
-from memory_core.services.read.projections import project_working
 from memory_core.services.read.retrieval.failures import store_degradation
 from memory_core.services.read.retrieval.service import (
     RetrievalDiagnostics,
@@ -57,6 +54,7 @@ from memory_core.services.read.retrieval.service import (
     RetrievalRequest,
     RetrievalService,
 )
+from memory_core.services.read.working import WorkingMemory
 from memory_core.services.write.ingestion.service import IngestionRuntime
 from memory_core.services.write.ingestion.types import IngestionReport, SessionKind, TurnOutcome
 from memory_core.settings import MemorySettings
@@ -105,29 +103,6 @@ class TurnContribution:
         )
 
 
-def _without_suppressed(
-    claims: Sequence[Claim], directives: Sequence[Directive], *, already: Sequence[str] = ()
-) -> tuple[list[Claim], tuple[DroppedItem, ...]]:
-    """`claims` minus those an active suppress_topic matches (normalised substring, as in
-    recall), and a SUPPRESSED drop for each one not in `already`."""
-    topics = [
-        match_text(directive.topic or "")
-        for directive in directives
-        if directive.kind is DirectiveKind.SUPPRESS_TOPIC and directive.is_runtime_eligible
-    ]
-    if not any(topics):  # the common case: no claim needs normalising
-        return list(claims), ()
-    kept: list[Claim] = []
-    hidden: list[DroppedItem] = []
-    for claim in claims:
-        text = match_text(claim.content)
-        if not any(topic and topic in text for topic in topics):
-            kept.append(claim)
-        elif claim.id not in already:
-            hidden.append(DroppedItem(id=claim.id, kind=claim.kind, reason=DropReason.SUPPRESSED))
-    return kept, tuple(hidden)
-
-
 def _degradation(exc: Exception) -> Degradation:
     """The typed reason a turn failed open: a store timeout or error, else unknown (a host
     port's own exception, such as an OSError, is not ours to classify)."""
@@ -143,9 +118,12 @@ def place(contribution: TurnContribution | None, user_text: str) -> str:
 
 
 @runtime_checkable
-class RuntimeStore(ClaimReader, ClaimSearch, DirectiveReader, Protocol):
-    """The roles a turn reads through: the working source, active directives and the
-    access counts of what entered the prompt."""
+class RuntimeStore(
+    ClaimReader, ClaimSearch, DirectiveReader, Personas, WorkingProjections, Protocol
+):
+    """The roles a turn reads through: active directives, the stored working projection
+    (and its source, when it must be rebuilt), the active persona, and the access counts
+    of what entered the prompt."""
 
 
 class MemoryRuntime:
@@ -167,6 +145,7 @@ class MemoryRuntime:
         scheduler: TaskScheduler | None = None,
         ingestion: IngestionRuntime | None = None,
         scope: ScopeContext | None = None,
+        working: WorkingMemory | None = None,
     ) -> None:
         self.agent_id = agent_id
         self.session_id = session_id
@@ -183,6 +162,16 @@ class MemoryRuntime:
         self._turns: OrderedDict[str, TurnContribution] = OrderedDict()
         self._ingestion = ingestion
         self._scheduler = scheduler
+        # The service shares one across its sessions (one debounce per agent); a runtime
+        # built alone gets its own.
+        self._working = working or WorkingMemory(
+            store=store,
+            calls=calls,
+            domain_clock=domain_clock,
+            infra_clock=infra_clock,
+            settings=settings,
+            scheduler=scheduler,
+        )
         self._records = TurnBookkeeping(
             agent_id=agent_id,
             session_id=session_id,
@@ -317,21 +306,29 @@ class MemoryRuntime:
             deadline=deadline,
             cancel=cancel,
         )
+        agent_id = self.agent_id
         try:
-            directives = await self._calls.run(
-                lambda: self._store.list_directives(self.agent_id, status=DirectiveStatus.ACTIVE),
-                deadline=deadline,
-                cancel=cancel,
-            )
-            newest = await self._calls.run(
-                lambda: self._store.list_claims(
-                    self.agent_id,
-                    scope_filter=ScopeFilter.agent_only(),
-                    limit=self._settings.working_source_limit,
+            # One blocking hop for the three rows every turn needs (R-READ-1): the
+            # directives, the stored working projection and the active persona.
+            directives, stored, persona = await self._calls.run(
+                lambda: (
+                    self._store.list_directives(agent_id, status=DirectiveStatus.ACTIVE),
+                    self._store.working_projection(agent_id),
+                    self._store.persona(agent_id),
                 ),
                 deadline=deadline,
                 cancel=cancel,
             )
+            working = self._working.current(stored, directives, now=now)
+            if working is None:
+                # Missing, stale, another recipe or past a temporal boundary: this turn
+                # rebuilds it from the claims (never shows a stale one), and the row is
+                # stored in the background, compare-and-set on the generation read above.
+                newest = await self._calls.run(
+                    lambda: self._working.source(agent_id), deadline=deadline, cancel=cancel
+                )
+                working = self._working.build(newest, directives, now=now)
+                self._working.keep(agent_id, working, generation=stored.generation)
         except (DeadlineExceeded, StoreError) as exc:
             # Without the directives nothing can be shown safely: fail open, and say why
             # (R-READ-1).
@@ -343,15 +340,12 @@ class MemoryRuntime:
                 ContributionOutcome.FAILED_OPEN, tuple(dict.fromkeys(degradations))
             )
         # A suppressed topic stays out of the whole contribution, working memory included,
-        # not only out of recall (R-DIR-2).
-        source, hidden = _without_suppressed(
-            newest, directives, already=tuple(item.id for item in result.dropped)
-        )
-        working = project_working(
-            source,
-            now=now,
-            budget_tokens=self._settings.working_ceiling_tokens,
-            policy=TemporalPolicy.from_settings(self._settings),
+        # not only out of recall (R-DIR-2): the projection was built without its claims.
+        already = {item.id for item in result.dropped}
+        hidden = tuple(
+            DroppedItem(id=claim.id, kind=claim.kind, reason=DropReason.SUPPRESSED)
+            for claim in working.hidden
+            if claim.id not in already
         )
         in_working = {entry.id for entry in working.entries}
         # A fact already shown in working memory is not paid for twice, and its place in the
@@ -369,6 +363,8 @@ class MemoryRuntime:
             ContributionRequest(
                 total_budget=budget_tokens or self._settings.contribution_budget_tokens,
                 recalled=tuple(RecalledMemory.from_scored(item) for item in recalled),
+                # Only the approved version: a draft is never shown (reference §8.6).
+                persona=persona.active.content if persona.active is not None else None,
                 working=working.text,
                 directives=tuple(directives),
                 query_hash=result.query_hash,

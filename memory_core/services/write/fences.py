@@ -17,7 +17,7 @@ before every side effect.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 
 import attrs
@@ -166,13 +166,24 @@ class WriteCoordinator:
         self.fences = fences or AgentFences()
         self.epochs = epochs or SessionEpochs()
         self._locks = AgentLocks(scheduler)
+        self._released: list[Callable[[str], None]] = []
+
+    def on_released(self, listener: Callable[[str], None]) -> None:
+        """Call `listener(agent_id)` each time a holder of `exclusive` lets go: every
+        serialised write of the agent has just committed or failed (the stored working
+        projection schedules its rebuild from here). A listener must not block or raise."""
+        self._released.append(listener)
 
     @asynccontextmanager
     async def exclusive(self, agent_id: str) -> AsyncIterator[None]:
         """Hold the agent's lock. Keep holders short and free of provider calls: a config
         change waits behind them."""
-        async with self._locks.hold(agent_id):
-            yield
+        try:
+            async with self._locks.hold(agent_id):
+                yield
+        finally:
+            for listener in self._released:
+                listener(agent_id)
 
     def ticket(self, agent_id: str, session_id: str) -> WriteTicket:
         return WriteTicket(

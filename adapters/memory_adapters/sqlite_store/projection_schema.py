@@ -1,0 +1,47 @@
+"""The working projection's table and the triggers that move its generation, on SQLite
+(`sql_claims.projection` says why triggers, and what the row holds)."""
+
+from __future__ import annotations
+
+from memory_adapters.sql_claims.projection import (
+    PERSONA_INDEX,
+    SEED_GENERATIONS,
+    WATCHED_COLUMNS,
+    WORKING_TABLE,
+    projected,
+)
+
+__all__ = ["working_statements"]
+
+_TABLE = f"""CREATE TABLE IF NOT EXISTS {WORKING_TABLE} (
+  agent_id TEXT NOT NULL PRIMARY KEY CHECK (length(agent_id) BETWEEN 1 AND 128),
+  generation INTEGER NOT NULL CHECK (generation >= 0),
+  built_at INTEGER CHECK (built_at IS NULL OR built_at >= 0),
+  payload TEXT CHECK (payload IS NULL OR json_valid(payload)),
+  CHECK ((built_at IS NULL) = (payload IS NULL))
+) WITHOUT ROWID"""
+
+
+def _bump(p: str) -> str:
+    # The snapshot goes with the move: a stale text is never kept, let alone shown.
+    return f"""INSERT INTO {WORKING_TABLE} (agent_id, generation) VALUES ({p}.agent_id, 1)
+      ON CONFLICT (agent_id) DO UPDATE SET
+        generation = generation + 1, built_at = NULL, payload = NULL;"""
+
+
+def working_statements() -> tuple[str, ...]:
+    return (
+        _TABLE,
+        SEED_GENERATIONS,
+        PERSONA_INDEX,
+        f"""CREATE TRIGGER IF NOT EXISTS agent_memory_working_ai AFTER INSERT ON agent_memory
+          WHEN {projected("NEW.")}
+          BEGIN {_bump("NEW")} END""",
+        f"""CREATE TRIGGER IF NOT EXISTS agent_memory_working_au AFTER UPDATE OF
+          {", ".join(WATCHED_COLUMNS)} ON agent_memory
+          WHEN {projected("OLD.")} OR {projected("NEW.")}
+          BEGIN {_bump("OLD")} {_bump("NEW")} END""",
+        f"""CREATE TRIGGER IF NOT EXISTS agent_memory_working_ad AFTER DELETE ON agent_memory
+          WHEN {projected("OLD.")}
+          BEGIN {_bump("OLD")} END""",
+    )
