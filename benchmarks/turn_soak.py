@@ -71,17 +71,27 @@ _TOPICS = (
     "astronomy",
     "pottery",
 )
-# Another process: take the write lock every `every` s for `hold` s until told to stop.
+# Another process: take the write lock every `every` s for `hold` s until told to stop, or
+# until the soak is gone (a long run stopped with a signal must not leave it holding).
 _HOLDER = """
-import sys, time, apsw
+import os, sys, time, apsw
 path, every, hold = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+parent = os.getppid()
 conn = apsw.Connection(path)
 conn.set_busy_timeout(60_000)
 print("ready", flush=True)
+
+def wait(seconds):
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        if os.getppid() != parent:
+            sys.exit(0)
+        time.sleep(min(0.2, max(0.0, until - time.monotonic())))
+
 while True:
-    time.sleep(every)
+    wait(every)
     conn.execute("BEGIN IMMEDIATE")
-    time.sleep(hold)
+    wait(hold)
     conn.execute("ROLLBACK")
 """
 
@@ -286,6 +296,9 @@ async def _soak(
     wall = time.monotonic() - started
     for index in range(agents):
         await memory.session(f"soak-{index:02d}", f"session-{index:02d}").drain()
+        # Embedding follows extraction in tasks of its own: settled too before the health
+        # check, or it reports claims still pending that a moment later are not.
+        await memory.embed_pending(f"soak-{index:02d}")
     health = await memory.diagnose([f"soak-{index:02d}" for index in range(agents)])
     store_path = memory.store.path
     await memory.aclose()
