@@ -46,8 +46,11 @@ class LoopLateness:
     agents' turns and extraction, a machine shared with others) `run_within(work, 4)` gave
     control back after 5 or 6 s. Each overrun is remembered (the largest recent one, halving
     every `half_life_s` once the loop keeps up again), and later timers fire that much
-    earlier, less `allowance_s` of the margin the caller may spend anyway — at most down to
-    `floor` of the time asked for, so a turn always gets most of its time.
+    earlier, less `allowance_s` of the margin the caller may spend anyway. Work that would
+    keep less than `floor` of its time that way is not started at all: it could not finish
+    and still give control back in time, and not starting it is also the load the starved
+    loop sheds. A loop that keeps up never times out late, so it learns nothing and its
+    timers fire on time.
     """
 
     def __init__(
@@ -73,12 +76,16 @@ class LoopLateness:
         return self._late_s
 
     def saw(self, overrun_s: float) -> None:
+        """A timer gave control back `overrun_s` after it fired."""
         self._late_s = max(self.current(), overrun_s)
 
-    def armed(self, seconds: float) -> float:
-        """When to fire a timer asked for `seconds` from now."""
+    def armed(self, seconds: float) -> float | None:
+        """When to fire a timer asked for `seconds` from now; None when the loop runs too
+        late for work of that length to start."""
         early = max(0.0, self.current() - self._allowance_s)
-        return max(seconds * self._floor, seconds - early)
+        if early > seconds * (1.0 - self._floor):
+            return None
+        return seconds - early
 
 
 class AsyncioScheduler:
@@ -101,6 +108,8 @@ class AsyncioScheduler:
 
     async def run_within(self, work: Callable[[], Awaitable[T]], seconds: float) -> T:
         armed = self._lateness.armed(max(0.0, seconds))
+        if armed is None:
+            raise DeadlineExceeded(f"the loop runs too late to finish within {seconds:.3f} s")
         fires = time.monotonic() + armed
         try:
             async with asyncio.timeout(armed):
