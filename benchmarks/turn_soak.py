@@ -23,12 +23,15 @@ model writes refused meanwhile.
 Every `--progress-every` turns (all agents together) one line goes to stderr — turns done,
 p50/p99/max so far, turns past the deadline and past deadline + margin, the longest the loop
 went without running a 10 ms ticker, fail-opens — so a run stopped early still says
-something. At the end, once every connection is closed, the store file is checked: SQLite's
-`integrity_check`, the FTS index's own `integrity-check`, and FTS rows against recallable
-claims; `checks_not_ok` lists the health checks that did not say ok.
+something; `--max-seconds` stops starting turns after that long and still ends as below, so
+a bounded run reports anchors, health and integrity too. At the end, once every connection
+is closed, the store file is checked: SQLite's `integrity_check`, the FTS index's own
+`integrity-check`, and FTS rows against recallable claims; `checks_not_ok` lists the health
+checks that did not say ok.
 
     python -m benchmarks turn_soak --agents 20 --turns 2000 --lock-every 12 --lock-hold 8 \
         --progress-every 1000 --json soak.json          # the Done-when size of issue 11
+    python -m benchmarks turn_soak ... --max-seconds 2100   # the same, cut at 35 minutes
 """
 
 from __future__ import annotations
@@ -195,10 +198,13 @@ async def _agent(
     rng: random.Random,
     record: dict[str, Any],
     progress: Progress,
+    until: float,
 ) -> None:
     agent, session_id = f"soak-{index:02d}", f"session-{index:02d}"
     session = memory.session(agent, session_id)
     for turn in range(turns):
+        if time.monotonic() >= until:
+            break  # the time budget is spent: the ending (drain, health, integrity) still runs
         text = _text(rng, index, turn)
         user = tape.append_message(session_id, "user", text)
         started = time.monotonic()
@@ -246,6 +252,7 @@ async def _soak(
     lock_every: float,
     lock_hold: float,
     progress_every: int,
+    max_seconds: float,
 ) -> dict[str, Any]:
     plugins = dict(MemoryConfig().plugins)
     plugins["embedding_provider"] = PluginChoice(name="hashing")
@@ -275,6 +282,7 @@ async def _soak(
     }
     started = time.monotonic()
     progress = Progress(every=progress_every, deadline_s=deadline_ms / 1000, started=started)
+    until = started + max_seconds if max_seconds > 0 else float("inf")
     stop = asyncio.Event()
     ticker = asyncio.create_task(_ticker(stop, progress))
     try:
@@ -288,6 +296,7 @@ async def _soak(
                     rng=random.Random(index),
                     record=record,
                     progress=progress,
+                    until=until,
                 )
                 for index in range(agents)
             )
@@ -315,6 +324,7 @@ async def _soak(
         "agents": agents,
         "turns_per_agent": turns,
         "turns": len(latencies),
+        "stopped_at_time_budget": len(latencies) < agents * turns,
         "deadline_s": deadline_ms / 1000,
         "margin_s": MARGIN_S,
         "lock_every_s": lock_every,
@@ -350,6 +360,7 @@ def run(
     lock_every: float = 3.0,
     lock_hold: float = 0.5,
     progress_every: int = 0,
+    max_seconds: float = 0.0,
     root: Path | None = None,
 ) -> dict[str, Any]:
     """One soak in `root` (a temporary directory when None); its report."""
@@ -363,6 +374,7 @@ def run(
                 lock_every=lock_every,
                 lock_hold=lock_hold,
                 progress_every=progress_every,
+                max_seconds=max_seconds,
             )
         )
 
@@ -377,6 +389,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--progress-every", type=int, default=500, help="turns between progress lines; 0: none"
     )
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        default=0.0,
+        help="stop starting turns after this long, then drain and check as usual; 0: no limit",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     agents, turns = (4, 40) if args.quick else (args.agents, args.turns)
@@ -386,6 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lock_every=args.lock_every,
         lock_hold=args.lock_hold,
         progress_every=args.progress_every,
+        max_seconds=args.max_seconds,
     )
     text = json.dumps(report, indent=2, sort_keys=True)
     print(text)
