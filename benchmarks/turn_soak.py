@@ -13,12 +13,25 @@ finds every agent healthy at the end.
 The lock holder is a separate process, as a CLI `remember` or a backup would be. SQLite calls
 run inline on the event loop (`InlineCalls`); a call there waits at most the store's
 `loop_busy_timeout_ms` (250 ms) for that lock and, after one gave up, calls on the loop make
-single attempts for a second (`sqlite_store.connection.LockWait`), so even `--lock-hold 8`
-costs the loop a short wait per second, not a 5 s busy timeout per write: extraction and
+single attempts for 4 s (`sqlite_store.connection.LockWait`), so even `--lock-hold 8`
+costs the loop a short wait every 4 s, not a 5 s busy timeout per write: extraction and
 embedding retry on a later turn, access counts are skipped, and `write_errors` counts the
 model writes refused meanwhile.
 
     python -m benchmarks turn_soak --lock-every 12 --lock-hold 8   # the 8 s holder of issue 11
+
+Every `--progress-every` turns (all agents together) one line goes to stderr — turns done,
+p50/p99/max so far, turns past the deadline and past deadline + margin, the longest the loop
+went without running a 10 ms ticker, fail-opens — so a run stopped early still says
+something; `--max-seconds` stops starting turns after that long and still ends as below, so
+a bounded run reports anchors, health and integrity too. At the end, once every connection
+is closed, the store file is checked: SQLite's `integrity_check`, the FTS index's own
+`integrity-check`, and FTS rows against recallable claims; `checks_not_ok` lists the health
+checks that did not say ok.
+
+    python -m benchmarks turn_soak --agents 20 --turns 2000 --lock-every 12 --lock-hold 8 \
+        --progress-every 1000 --json soak.json          # the Done-when size of issue 11
+    python -m benchmarks turn_soak ... --max-seconds 2100   # the same, cut at 35 minutes
 """
 
 from __future__ import annotations
@@ -36,6 +49,8 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import apsw
 
 from memory_adapters.tapes import InMemoryTape
 from memory_core.domain.cancellation import CancellationToken, Deadline
@@ -63,17 +78,27 @@ _TOPICS = (
     "astronomy",
     "pottery",
 )
-# Another process: take the write lock every `every` s for `hold` s until told to stop.
+# Another process: take the write lock every `every` s for `hold` s until told to stop, or
+# until the soak is gone (a long run stopped with a signal must not leave it holding).
 _HOLDER = """
-import sys, time, apsw
+import os, sys, time, apsw
 path, every, hold = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+parent = os.getppid()
 conn = apsw.Connection(path)
 conn.set_busy_timeout(60_000)
 print("ready", flush=True)
+
+def wait(seconds):
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        if os.getppid() != parent:
+            sys.exit(0)
+        time.sleep(min(0.2, max(0.0, until - time.monotonic())))
+
 while True:
-    time.sleep(every)
+    wait(every)
     conn.execute("BEGIN IMMEDIATE")
-    time.sleep(hold)
+    wait(hold)
     conn.execute("ROLLBACK")
 """
 
@@ -92,6 +117,71 @@ class CountingTape(InMemoryTape):
         return anchor_id
 
 
+class Progress:
+    """Figures so far, printed every `every` turns (stderr: stdout carries the report)."""
+
+    def __init__(self, *, every: int, deadline_s: float, started: float) -> None:
+        self.every = every
+        self.deadline_s = deadline_s
+        self.started = started
+        self.latencies: list[float] = []
+        self.stall_max = 0.0
+        self.failed_open = 0
+
+    def add(self, latency: float, *, failed_open: bool) -> None:
+        self.latencies.append(latency)
+        self.failed_open += failed_open
+        if self.every > 0 and len(self.latencies) % self.every == 0:
+            print(self.line(), file=sys.stderr, flush=True)
+
+    def line(self) -> str:
+        ordered = sorted(self.latencies)
+        limit = self.deadline_s + MARGIN_S
+        return (
+            f"turns {len(ordered)} wall {time.monotonic() - self.started:.0f}s"
+            f" p50 {1000 * statistics.median(ordered):.0f}ms"
+            f" p99 {1000 * ordered[int(0.99 * (len(ordered) - 1))]:.0f}ms"
+            f" max {1000 * ordered[-1]:.0f}ms"
+            f" past_deadline {sum(1 for value in ordered if value > self.deadline_s)}"
+            f" past_deadline+{MARGIN_S:g}s {sum(1 for value in ordered if value > limit)}"
+            f" loop_stall_max {1000 * self.stall_max:.0f}ms"
+            f" failed_open {self.failed_open}"
+        )
+
+
+async def _ticker(stop: asyncio.Event, progress: Progress) -> None:
+    """How late a 10 ms sleep wakes: the longest the loop was held by something else."""
+    while not stop.is_set():
+        before = time.monotonic()
+        await asyncio.sleep(0.01)
+        progress.stall_max = max(progress.stall_max, time.monotonic() - before - 0.01)
+
+
+def _integrity(path: Path) -> dict[str, Any]:
+    """Checks of the store file once every connection of the run is closed (the FTS
+    command needs a writable connection; it changes nothing)."""
+    conn = apsw.Connection(str(path))
+    try:
+        one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+        try:
+            conn.execute("INSERT INTO agent_memory_fts(agent_memory_fts) VALUES('integrity-check')")
+            fts_ok = True
+        except apsw.CorruptError:
+            fts_ok = False
+        recallable = one(
+            "SELECT count(*) FROM agent_memory WHERE lifecycle_state = 'active'"
+            " AND superseded_by IS NULL AND kind NOT IN ('persona', 'working')"
+        )
+        return {
+            "integrity_check": one("PRAGMA integrity_check"),
+            "fts_integrity_ok": fts_ok,
+            "fts_rows": one("SELECT count(*) FROM agent_memory_fts"),
+            "recallable_claims": recallable,
+        }
+    finally:
+        conn.close()
+
+
 def _text(rng: random.Random, agent: int, turn: int) -> str:
     topic = rng.choice(_TOPICS)
     if rng.random() < 0.5:
@@ -107,15 +197,22 @@ async def _agent(
     turns: int,
     rng: random.Random,
     record: dict[str, Any],
+    progress: Progress,
+    until: float,
 ) -> None:
     agent, session_id = f"soak-{index:02d}", f"session-{index:02d}"
     session = memory.session(agent, session_id)
     for turn in range(turns):
+        if time.monotonic() >= until:
+            break  # the time budget is spent: the ending (drain, health, integrity) still runs
         text = _text(rng, index, turn)
         user = tape.append_message(session_id, "user", text)
         started = time.monotonic()
         contribution = await session.prepare_turn(user.id, text)
-        record["latencies"].append(time.monotonic() - started)
+        progress.add(
+            time.monotonic() - started,
+            failed_open=contribution.outcome is ContributionOutcome.FAILED_OPEN,
+        )
         record["outcomes"][contribution.outcome.value] += 1
         record["degradations"].update(d.value for d in contribution.manifest.degradations)
         if contribution.outcome is not ContributionOutcome.FAILED_OPEN and not (
@@ -147,7 +244,15 @@ async def _agent(
 
 
 async def _soak(
-    root: Path, *, agents: int, turns: int, deadline_ms: int, lock_every: float, lock_hold: float
+    root: Path,
+    *,
+    agents: int,
+    turns: int,
+    deadline_ms: int,
+    lock_every: float,
+    lock_hold: float,
+    progress_every: int,
+    max_seconds: float,
 ) -> dict[str, Any]:
     plugins = dict(MemoryConfig().plugins)
     plugins["embedding_provider"] = PluginChoice(name="hashing")
@@ -169,7 +274,6 @@ async def _soak(
     assert holder.stdout is not None
     holder.stdout.readline()  # "ready": the lock holder is running
     record: dict[str, Any] = {
-        "latencies": [],
         "outcomes": Counter(),
         "degradations": Counter(),
         "expected": set(),
@@ -177,6 +281,10 @@ async def _soak(
         "write_errors": Counter(),
     }
     started = time.monotonic()
+    progress = Progress(every=progress_every, deadline_s=deadline_ms / 1000, started=started)
+    until = started + max_seconds if max_seconds > 0 else float("inf")
+    stop = asyncio.Event()
+    ticker = asyncio.create_task(_ticker(stop, progress))
     try:
         await asyncio.gather(
             *(
@@ -187,25 +295,36 @@ async def _soak(
                     turns=turns,
                     rng=random.Random(index),
                     record=record,
+                    progress=progress,
+                    until=until,
                 )
                 for index in range(agents)
             )
         )
     finally:
+        stop.set()
+        await ticker
         holder.kill()
         holder.wait()
     wall = time.monotonic() - started
     for index in range(agents):
         await memory.session(f"soak-{index:02d}", f"session-{index:02d}").drain()
+        # Embedding follows extraction in tasks of its own: settled too before the health
+        # check, or it reports claims still pending that a moment later are not.
+        await memory.embed_pending(f"soak-{index:02d}")
     health = await memory.diagnose([f"soak-{index:02d}" for index in range(agents)])
+    store_path = memory.store.path
     await memory.aclose()
-    latencies = sorted(record["latencies"])
+    if progress_every > 0:
+        print(progress.line(), file=sys.stderr, flush=True)
+    latencies = sorted(progress.latencies)
     limit = deadline_ms / 1000 + MARGIN_S
     lost = record["expected"] - tape.views
     return {
         "agents": agents,
         "turns_per_agent": turns,
         "turns": len(latencies),
+        "stopped_at_time_budget": len(latencies) < agents * turns,
         "deadline_s": deadline_ms / 1000,
         "margin_s": MARGIN_S,
         "lock_every_s": lock_every,
@@ -222,7 +341,14 @@ async def _soak(
         "anchors_lost": len(lost),
         "clears": record["clears"],
         "write_errors": dict(record["write_errors"]),
+        "loop_stall_max_ms": round(1000 * progress.stall_max, 1),
         "healthy": health.healthy,
+        "checks_not_ok": {
+            check.name: f"{check.status.value}: {check.detail}"
+            for check in health.checks
+            if check.status.value != "ok"
+        },
+        "integrity": _integrity(store_path),
     }
 
 
@@ -233,6 +359,8 @@ def run(
     deadline_ms: int = 4_000,
     lock_every: float = 3.0,
     lock_hold: float = 0.5,
+    progress_every: int = 0,
+    max_seconds: float = 0.0,
     root: Path | None = None,
 ) -> dict[str, Any]:
     """One soak in `root` (a temporary directory when None); its report."""
@@ -245,6 +373,8 @@ def run(
                 deadline_ms=deadline_ms,
                 lock_every=lock_every,
                 lock_hold=lock_hold,
+                progress_every=progress_every,
+                max_seconds=max_seconds,
             )
         )
 
@@ -256,16 +386,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=2_000)
     parser.add_argument("--lock-every", type=float, default=3.0)
     parser.add_argument("--lock-hold", type=float, default=0.5)
+    parser.add_argument(
+        "--progress-every", type=int, default=500, help="turns between progress lines; 0: none"
+    )
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        default=0.0,
+        help="stop starting turns after this long, then drain and check as usual; 0: no limit",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     agents, turns = (4, 40) if args.quick else (args.agents, args.turns)
-    report = run(agents=agents, turns=turns, lock_every=args.lock_every, lock_hold=args.lock_hold)
+    report = run(
+        agents=agents,
+        turns=turns,
+        lock_every=args.lock_every,
+        lock_hold=args.lock_hold,
+        progress_every=args.progress_every,
+        max_seconds=args.max_seconds,
+    )
     text = json.dumps(report, indent=2, sort_keys=True)
     print(text)
     if args.json is not None:
         args.json.write_text(text + "\n", encoding="utf-8")
-    ok = report["past_deadline_plus_margin"] == 0 and report["anchors_lost"] == 0
-    return 0 if ok and report["healthy"] else 1
+    integrity = report["integrity"]
+    ok = (
+        report["past_deadline_plus_margin"] == 0
+        and report["anchors_lost"] == 0
+        and report["healthy"]
+        and integrity["integrity_check"] == "ok"
+        and integrity["fts_integrity_ok"]
+        and integrity["fts_rows"] == integrity["recallable_claims"]
+    )
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -1,7 +1,11 @@
 """`BlockingCalls` on asyncio: inline for a local store, a bounded thread pool for a networked one.
 
 `InlineCalls` runs the call on the loop. That is right for SQLite: a call waits at most its
-short busy timeout, and a thread hop would cost more than most calls take.
+short busy timeout, and a thread hop would cost more than most calls take. It lets the loop
+turn once before each call, though: a turn's store calls otherwise never suspend, so a turn,
+a drain or a search ran as one uninterrupted step, and twenty such steps queued in one loop
+iteration held a timer that had fired — a turn's hard deadline among them — for seconds
+(R-READ-1).
 
 `ThreadedCalls` runs each call on a small fixed pool (`loop.run_in_executor`) and awaits it
 with `asyncio.wait_for` against the caller's deadline, so a store waiting on a network, a lock
@@ -36,12 +40,18 @@ Interrupt = Callable[[int], None]
 
 
 class InlineCalls:
-    """`BlockingCalls` for a local store: the call runs on the loop, once the deadline and
-    the token have been checked (it cannot be stopped midway; its own busy timeout bounds it)."""
+    """`BlockingCalls` for a local store: the call runs on the loop after one turn of it,
+    once the deadline and the token have been checked (it cannot be stopped midway; its
+    own busy timeout bounds it)."""
 
     async def run(
         self, call: Callable[[], T], *, deadline: Deadline, cancel: CancellationToken
     ) -> T:
+        # Every caller's step ends here, so each task's share of a loop iteration is one
+        # store call and what follows it; a timed-out task is resumed (and its CancelledError
+        # delivered) within one iteration, and a call whose deadline passed meanwhile is
+        # not started.
+        await asyncio.sleep(0)
         cancel.raise_if_cancelled()
         deadline.raise_if_expired("store call")
         return call()

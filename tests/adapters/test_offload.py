@@ -128,6 +128,27 @@ def test_nothing_starts_past_the_deadline_or_after_cancellation(
     assert calls == []
 
 
+def test_an_inline_call_lets_other_ready_work_run_first_which_may_still_stop_it() -> None:
+    """R-READ-1: an inline call suspends its caller first. Store calls otherwise never
+    suspended a turn, so its whole run was one step of the loop, and a hard timer that had
+    fired waited behind every such step queued with it. A token cancelled by the work that
+    ran meanwhile still keeps the call from starting."""
+    runner = InlineCalls()
+    seen: list[str] = []
+    token = CancellationToken()
+
+    async def go() -> None:
+        loop = asyncio.get_running_loop()
+        loop.call_soon(seen.append, "other")
+        await runner.run(lambda: seen.append("call"), deadline=deadline(), cancel=token)
+        loop.call_soon(token.cancel, "timer fired")
+        with pytest.raises(OperationCancelled, match="timer fired"):
+            await runner.run(lambda: seen.append("late call"), deadline=deadline(), cancel=token)
+
+    asyncio.run(go())
+    assert seen == ["other", "call"]
+
+
 def test_threaded_runs_off_the_loop_thread(threaded: Callable[..., ThreadedCalls]) -> None:
     runner = threaded()
 

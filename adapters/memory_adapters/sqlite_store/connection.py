@@ -79,7 +79,11 @@ class LockWait:
     (R-READ-1, R-HOST-1). So on a thread running an event loop a call waits at most
     `loop_timeout_ms`, and after one such call gave up, the next ones on the loop make a
     single attempt until `backoff_s` has passed: twenty sessions' writes behind one
-    foreign lock then cost the loop one short wait, not twenty. The call that gives up
+    foreign lock then cost the loop one short wait, not twenty. The backoff is long (4 s)
+    because the wait is dead time for every session of the process: under a holder taking
+    the lock 8 s of every 12, a 1 s backoff put the loop to sleep for a tenth of the run.
+    A single attempt still succeeds whenever the lock is free, so what the backoff costs
+    is only a write refused instead of waiting out another brief writer. The call that gives up
     fails with StoreError; every caller on the loop treats that as weather (ingestion and
     embedding retry on a later turn, access counts are best effort, a scrub stays
     pending). Off the loop — a thread, a script — a call waits the whole `timeout_ms`.
@@ -90,7 +94,7 @@ class LockWait:
         *,
         timeout_ms: int,
         loop_timeout_ms: int,
-        backoff_s: float = 1.0,
+        backoff_s: float = 4.0,
         monotonic: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         on_loop: Callable[[], bool] = _on_event_loop,
