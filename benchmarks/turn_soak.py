@@ -52,6 +52,7 @@ from typing import Any
 
 import apsw
 
+from memory_adapters.sqlite_store import fts
 from memory_adapters.tapes import InMemoryTape
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.ports.tape import Anchor, AnchorKind
@@ -163,8 +164,10 @@ def _integrity(path: Path) -> dict[str, Any]:
     conn = apsw.Connection(str(path))
     try:
         one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+        # The mirror is one FTS5 table per owner: each gets FTS5's own check.
         try:
-            conn.execute("INSERT INTO agent_memory_fts(agent_memory_fts) VALUES('integrity-check')")
+            for table in fts.owner_tables(conn):
+                conn.execute(f"INSERT INTO {table}({table}) VALUES('integrity-check')")
             fts_ok = True
         except apsw.CorruptError:
             fts_ok = False
@@ -175,7 +178,7 @@ def _integrity(path: Path) -> dict[str, Any]:
         return {
             "integrity_check": one("PRAGMA integrity_check"),
             "fts_integrity_ok": fts_ok,
-            "fts_rows": one("SELECT count(*) FROM agent_memory_fts"),
+            "fts_rows": sum(fts.mirror_counts(conn).values()),
             "recallable_claims": recallable,
         }
     finally:

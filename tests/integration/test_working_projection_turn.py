@@ -205,3 +205,30 @@ def test_the_self_model_lane_shows_the_approved_persona_never_a_draft(tmp_path: 
         await memory.aclose()
 
     asyncio.run(go())
+
+
+def test_a_maintenance_pass_that_archives_a_shown_claim_rebuilds_the_row(
+    tmp_path: Path,
+) -> None:
+    """R-MAINT-3: stale archiving writes without the agent's write lock, so the pass's end
+    schedules the rebuild: the stored row afterwards is current and no longer shows the
+    archived fact, before any turn reads it."""
+
+    async def go() -> None:
+        clock = ManualClock()
+        memory = make_memory(tmp_path, clock)
+        await memory.remember(A, TEA)
+        clock.advance(3 * 365 * 86_400.0)  # years without an access: decayed past archiving
+        await memory.remember(A, OFFICE)
+        await _settled(memory)
+
+        report = await memory.run_maintenance(A, heavy=False)
+        await _settled(memory)
+
+        assert report.archived == 1
+        stored = memory.store.working_projection(A).snapshot
+        assert stored is not None
+        assert "Lisbon" in (stored.text or "") and "green tea" not in (stored.text or "")
+        await memory.aclose()
+
+    asyncio.run(go())

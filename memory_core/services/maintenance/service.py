@@ -82,8 +82,13 @@ class MaintenanceService:
         domain_clock: DomainClock,
         infra_clock: InfraClock,
         settings: MemorySettings,
+        on_pass_ended: Callable[[str], None] | None = None,
     ) -> None:
         self._store = store
+        # Archive and reflection writes change what working memory shows without taking
+        # the agent's write lock; the listener (the stored projection's rebuild) hears
+        # every ended pass instead (R-MAINT-3).
+        self._on_pass_ended = on_pass_ended
         self._scheduler = scheduler
         self._clock = domain_clock
         self._infra = infra_clock
@@ -237,6 +242,8 @@ class MaintenanceService:
                 raise
             finally:
                 self._settle(agent_id, running)
+                if self._on_pass_ended is not None:
+                    self._on_pass_ended(agent_id)
 
         running.handle = self._scheduler.spawn(work, name=f"memory-maintenance:{agent_id}")
         await running.handle.wait()

@@ -59,6 +59,7 @@ class MemoryUpkeep(MemoryParts):
                 domain_clock=self._clock,
                 infra_clock=self._infra,
                 settings=self.settings,
+                on_pass_ended=self.working.schedule,
             )
         return self._maintenance
 
