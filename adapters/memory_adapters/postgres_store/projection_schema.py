@@ -6,9 +6,9 @@ from __future__ import annotations
 from memory_adapters.sql_claims.projection import (
     PERSONA_INDEX,
     SEED_GENERATIONS,
-    WATCHED_COLUMNS,
+    TRIGGER_EVENTS,
     WORKING_TABLE,
-    projected,
+    firing,
 )
 
 __all__ = ["working_statements"]
@@ -40,19 +40,10 @@ END $$"""
 
 
 def working_statements() -> tuple[str, ...]:
-    return (
-        _TABLE,
-        SEED_GENERATIONS,
-        PERSONA_INDEX,
-        _FUNCTION,
-        f"""CREATE OR REPLACE TRIGGER agent_memory_working_ai AFTER INSERT ON agent_memory
-          FOR EACH ROW WHEN {projected("NEW.")}
-          EXECUTE FUNCTION agent_memory_working_bump()""",
-        f"""CREATE OR REPLACE TRIGGER agent_memory_working_au AFTER UPDATE OF
-          {", ".join(WATCHED_COLUMNS)} ON agent_memory
-          FOR EACH ROW WHEN ({projected("OLD.")} OR {projected("NEW.")})
-          EXECUTE FUNCTION agent_memory_working_bump()""",
-        f"""CREATE OR REPLACE TRIGGER agent_memory_working_ad AFTER DELETE ON agent_memory
-          FOR EACH ROW WHEN {projected("OLD.")}
-          EXECUTE FUNCTION agent_memory_working_bump()""",
+    triggers = tuple(
+        f"""CREATE OR REPLACE TRIGGER {name} AFTER {event} ON agent_memory
+          FOR EACH ROW WHEN ({firing(rows)})
+          EXECUTE FUNCTION agent_memory_working_bump()"""
+        for name, event, rows in TRIGGER_EVENTS
     )
+    return (_TABLE, SEED_GENERATIONS, PERSONA_INDEX, _FUNCTION, *triggers)

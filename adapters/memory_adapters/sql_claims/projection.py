@@ -36,9 +36,11 @@ from memory_core.ports.claims import StoredWorking, WorkingSnapshot
 __all__ = [
     "PERSONA_INDEX",
     "SEED_GENERATIONS",
+    "TRIGGER_EVENTS",
     "WATCHED_COLUMNS",
     "WORKING_TABLE",
     "WorkingProjectionMethods",
+    "firing",
     "projected",
 ]
 
@@ -69,6 +71,20 @@ WATCHED_COLUMNS = (
 # whole listing (the common case has no persona row at all), ~30 ms per 3,000 claims.
 PERSONA_INDEX = """CREATE INDEX IF NOT EXISTS agent_memory_persona
   ON agent_memory (agent_id, persona_state, created_at DESC, id DESC) WHERE kind = 'persona'"""
+
+
+# The three triggers both dialects create, as (name, event, rows whose projectedness fires
+# it): an update moves the generation of the agent it left and the one it reached.
+TRIGGER_EVENTS = (
+    ("agent_memory_working_ai", "INSERT", ("NEW",)),
+    ("agent_memory_working_au", f"UPDATE OF {', '.join(WATCHED_COLUMNS)}", ("OLD", "NEW")),
+    ("agent_memory_working_ad", "DELETE", ("OLD",)),
+)
+
+
+def firing(rows: tuple[str, ...]) -> str:
+    """The trigger's WHEN condition over `rows` (`OLD`, `NEW`)."""
+    return " OR ".join(projected(f"{row}.") for row in rows)
 
 
 def projected(p: str) -> str:

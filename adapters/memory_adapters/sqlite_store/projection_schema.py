@@ -6,9 +6,9 @@ from __future__ import annotations
 from memory_adapters.sql_claims.projection import (
     PERSONA_INDEX,
     SEED_GENERATIONS,
-    WATCHED_COLUMNS,
+    TRIGGER_EVENTS,
     WORKING_TABLE,
-    projected,
+    firing,
 )
 
 __all__ = ["working_statements"]
@@ -30,18 +30,10 @@ def _bump(p: str) -> str:
 
 
 def working_statements() -> tuple[str, ...]:
-    return (
-        _TABLE,
-        SEED_GENERATIONS,
-        PERSONA_INDEX,
-        f"""CREATE TRIGGER IF NOT EXISTS agent_memory_working_ai AFTER INSERT ON agent_memory
-          WHEN {projected("NEW.")}
-          BEGIN {_bump("NEW")} END""",
-        f"""CREATE TRIGGER IF NOT EXISTS agent_memory_working_au AFTER UPDATE OF
-          {", ".join(WATCHED_COLUMNS)} ON agent_memory
-          WHEN {projected("OLD.")} OR {projected("NEW.")}
-          BEGIN {_bump("OLD")} {_bump("NEW")} END""",
-        f"""CREATE TRIGGER IF NOT EXISTS agent_memory_working_ad AFTER DELETE ON agent_memory
-          WHEN {projected("OLD.")}
-          BEGIN {_bump("OLD")} END""",
+    triggers = tuple(
+        f"""CREATE TRIGGER IF NOT EXISTS {name} AFTER {event} ON agent_memory
+          WHEN {firing(rows)}
+          BEGIN {" ".join(_bump(row) for row in rows)} END"""
+        for name, event, rows in TRIGGER_EVENTS
     )
+    return (_TABLE, SEED_GENERATIONS, PERSONA_INDEX, *triggers)
