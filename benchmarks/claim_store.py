@@ -13,19 +13,18 @@ single-tenant lower bound — and (b) all agents' rows queried without any owner
 from __future__ import annotations
 
 import argparse
-import json
 import random
-import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import apsw
 
+from benchmarks.support import latency_ms, timed, write_json
 from memory_adapters.sqlite_store import ApswClaimStore
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
 from memory_core.domain.scope import ScopeFilter
@@ -61,23 +60,6 @@ def _sentence(rng: random.Random, vocab: Sequence[str], serial: int) -> str:
     # Zipf-like word choice so some terms are frequent and some rare, as in real memories.
     words = [vocab[min(int(rng.paretovariate(1.2)) - 1, len(vocab) - 1)] for _ in range(10)]
     return f"{' '.join(words)} {serial}"
-
-
-def _percentiles(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    return {
-        "p50_ms": 1000 * statistics.median(ordered),
-        "p95_ms": 1000 * ordered[int(0.95 * (len(ordered) - 1))],
-    }
-
-
-def _timed(calls: Sequence[Callable[[], object]]) -> list[float]:
-    samples = []
-    for call in calls:
-        start = time.perf_counter()
-        call()
-        samples.append(time.perf_counter() - start)
-    return samples
 
 
 def _bare(path: Path, rows: Sequence[str]) -> tuple[apsw.Connection, float]:
@@ -118,7 +100,7 @@ def run(per_agent: int, others: int, workdir: Path, seed: int = 7) -> dict[str, 
             store.insert_many(drafts, origin=WriteOrigin.EXTRACTION, now=_NOW)
             insert_seconds += time.perf_counter() - start
     total_rows = per_agent * len(agents)
-    single = _timed(
+    single = timed(
         [
             lambda i=i: store.insert(
                 ClaimDraft(
@@ -145,7 +127,7 @@ def run(per_agent: int, others: int, workdir: Path, seed: int = 7) -> dict[str, 
         "insert": {
             "store_rows_per_s": total_rows / insert_seconds,
             "bare_fts5_rows_per_s": len(everything) / shared_seconds,
-            "store_single_insert": _percentiles(single),
+            "store_single_insert": latency_ms(single),
             "batch": _BATCH,
         },
         "query": {},
@@ -192,8 +174,8 @@ def _query_latencies(
 ) -> dict[str, Any]:
     scope = ScopeFilter.agent_only()
     match = [" OR ".join(f'"{t}"' for t in terms) for terms in queries]
-    store_ms = _percentiles(
-        _timed(
+    store_ms = latency_ms(
+        timed(
             [
                 lambda terms=terms: store.search_fts(
                     "bench-target", terms, scope_filter=scope, limit=limit
@@ -202,11 +184,11 @@ def _query_latencies(
             ]
         )
     )
-    own_ms = _percentiles(
-        _timed([lambda q=q: own.execute(_BARE_SQL, (q, limit)).fetchall() for q in match])
+    own_ms = latency_ms(
+        timed([lambda q=q: own.execute(_BARE_SQL, (q, limit)).fetchall() for q in match])
     )
-    shared_ms = _percentiles(
-        _timed([lambda q=q: shared.execute(_BARE_SQL, (q, limit)).fetchall() for q in match])
+    shared_ms = latency_ms(
+        timed([lambda q=q: shared.execute(_BARE_SQL, (q, limit)).fetchall() for q in match])
     )
     return {
         "store": store_ms,
@@ -220,7 +202,7 @@ def _forget_timings(store: ApswClaimStore, per_agent: int) -> dict[str, Any]:
     """Selective delete latency, then a whole clear of the measured agent, batch by batch
     (DeepChat's gate: 10k rows in 40 batches of ≤500 ms each)."""
     victims = store.list_claims("bench-target", limit=100)
-    deletes = _timed([lambda c=c: store.delete("bench-target", c.id, now=_NOW) for c in victims])
+    deletes = timed([lambda c=c: store.delete("bench-target", c.id, now=_NOW) for c in victims])
     store.begin_clear("bench-target", now=_NOW)
     batches: list[float] = []
     phase = ClearPhase.CLAIMS
@@ -230,10 +212,10 @@ def _forget_timings(store: ApswClaimStore, per_agent: int) -> dict[str, Any]:
         batches.append(time.perf_counter() - start)
     store.finish_clear("bench-target")
     return {
-        "delete": _percentiles(deletes),
+        "delete": latency_ms(deletes),
         "clear_rows": per_agent + _SINGLE_INSERTS - len(victims),
         "clear_batches": len(batches),
-        "clear_batch": {**_percentiles(batches), "max_ms": 1000 * max(batches)},
+        "clear_batch": latency_ms(batches, ("p50", "p95", "max")),
         "clear_total_s": sum(batches),
     }
 
@@ -298,7 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _print(results)
     _print_forget(results)
     if args.json:
-        args.json.write_text(json.dumps({"claim_store": results}, indent=2))
+        write_json(args.json, {"claim_store": results})
     return 0
 
 

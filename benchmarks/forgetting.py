@@ -25,7 +25,6 @@ import argparse
 import json
 import random
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -36,6 +35,7 @@ from typing import Any
 import apsw
 
 from benchmarks.claim_store import _NOW, _FixedClock, _sentence, _vocabulary
+from benchmarks.support import latency_ms, write_json
 from memory_adapters.sqlite_store import ApswClaimStore, fts
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
 from memory_core.domain.secrets import PatternSecretPolicy
@@ -50,12 +50,7 @@ _TARGET = "bench-target"
 
 
 def _summary(samples: Sequence[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    return {
-        "p50_ms": round(1000 * statistics.median(ordered), 2),
-        "p95_ms": round(1000 * ordered[int(0.95 * (len(ordered) - 1))], 2),
-        "max_ms": round(1000 * ordered[-1], 2),
-    }
+    return latency_ms(samples, ("p50", "p95", "max"), digits=2)
 
 
 def _fill(
@@ -265,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(clear), flush=True)
     report = {"deletes": deletes, "clear": clear}
     if args.json is not None:
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, report)
     medians = [entry["delete"]["p50_ms"] for entry in deletes]
     ok = max(medians) <= 50 and (clear is None or clear["batch"]["max_ms"] <= 500)
     return 0 if ok else 1

@@ -43,6 +43,7 @@ from typing import Any
 
 import apsw
 
+from benchmarks.support import write_json
 from memory_adapters.sqlite_store import fts
 from memory_adapters.tapes import SqliteTape
 from memory_core.domain.cancellation import CancellationToken, Deadline
@@ -363,10 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     agents, turns = (4, 40) if args.quick else (args.agents, args.turns)
     kill_after = 3.0 if args.quick else args.kill_after
     report = run(agents=agents, turns=turns, kill_after=kill_after)
-    text = json.dumps(report, indent=2, sort_keys=True, default=str)
-    print(text)
-    if args.json is not None:
-        args.json.write_text(text + "\n", encoding="utf-8")
+    print(write_json(args.json, report, sort_keys=True, default=str))
     checks = report["checks"]
     ok = (
         not report["errors"]

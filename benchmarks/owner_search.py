@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -30,6 +29,7 @@ from typing import Any
 import apsw
 
 from benchmarks.claim_store import _FixedClock, _sentence, _vocabulary
+from benchmarks.support import latency_ms, write_json
 from memory_adapters.sqlite_store import ApswClaimStore
 from memory_core.domain.scope import ScopeFilter
 from memory_core.domain.secrets import PatternSecretPolicy
@@ -40,14 +40,6 @@ _TARGET = "bench-target"
 _QUERIES = 60
 _LIMIT = 20
 _CHUNK = 20_000
-
-
-def _summary(samples: Sequence[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    return {
-        "p50_ms": round(1000 * statistics.median(ordered), 2),
-        "p95_ms": round(1000 * ordered[int(0.95 * (len(ordered) - 1))], 2),
-    }
 
 
 def _texts(agent_rows: int, others: int) -> list[tuple[str, str]]:
@@ -110,7 +102,7 @@ def run_size(agent_rows: int, others: int, workdir: Path) -> dict[str, Any]:
         baseline.append(time.perf_counter() - start)
     store.close()
     bare.close()
-    search, bare_search = _summary(ours), _summary(baseline)
+    search, bare_search = latency_ms(ours, digits=2), latency_ms(baseline, digits=2)
     return {
         "agent_rows": agent_rows,
         "other_rows": others,
@@ -136,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             results.append(run_size(args.agent_rows, others, Path(scratch)))
             print(json.dumps(results[-1]), flush=True)
     if args.json is not None:
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, results)
     return 0
 
 

@@ -45,10 +45,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import json
 import math
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -62,6 +60,9 @@ import apsw
 import duckdb
 import numpy as np
 
+# `_say` keeps its old name here: turn.py and cold_start.py call it as recall._say.
+from benchmarks.support import latency_ms, machine, write_json
+from benchmarks.support import say as _say
 from benchmarks.vectors import measure_bandwidth
 from memory_adapters.clocks import MonotonicClock
 from memory_adapters.sql_claims import Session, bookkeeping
@@ -229,17 +230,9 @@ class Corpus:
 
 
 # --- helpers ----------------------------------------------------------------------------------
-def _say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def _ms(samples: Sequence[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    return {
-        "min_ms": 1000 * ordered[0],
-        "p50_ms": 1000 * statistics.median(ordered),
-        "p95_ms": 1000 * ordered[math.ceil(0.95 * len(ordered)) - 1],
-    }
+    # turn.py summarises its latencies with this too, so both read p95 by the same rank rule.
+    return latency_ms(samples, ("min", "p50", "p95"), rank="nearest")
 
 
 def _numpy_top_k(unit: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -655,18 +648,13 @@ def run(
     return {
         "benchmark": "recall",
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-            "duckdb": duckdb.__version__,
-            "apsw": apsw.apswversion(),
-            "sqlite": apsw.sqlite_lib_version(),
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-            # Other processes on the box disturb every figure; the load says how much.
-            "loadavg_before": load_before,
-            "loadavg_after": os.getloadavg(),
-        },
+        "machine": machine(
+            load_before,
+            numpy=np.__version__,
+            duckdb=duckdb.__version__,
+            apsw=apsw.apswversion(),
+            sqlite=apsw.sqlite_lib_version(),
+        ),
         "settings": {
             "purpose": RetrievalPurpose.RECALL.value,
             "top_k": TOP_K,
@@ -779,8 +767,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--queries: at least 1")
     document = run(sizes, quick=args.quick, queries=args.queries)
     report(document)
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    write_json(args.json, document)
     print(f"wrote {args.json}")
     return 0
 

@@ -15,7 +15,6 @@ import attrs
 
 from memory_core.domain.cancellation import Deadline
 from memory_core.domain.errors import NotFound, RevisionConflict
-from memory_core.domain.tokens import estimate_tokens
 from memory_core.ports.claims import Conflict, Resolution
 from memory_core.services.maintenance.fence import MaintenanceStore, PassFence, PassTally, ask_model
 from memory_core.services.providers.gateway.service import ProviderGateway
@@ -77,12 +76,11 @@ class ChallengeStep:
         prompt = json.dumps(
             {"target": conflict.target.content, "challenger": conflict.challenger.content}
         )
-        tokens = estimate_tokens(_SYSTEM) + estimate_tokens(prompt) + _ANSWER_TOKENS
-        if not tally.reserve("challenge", tokens, self.settings):
-            return None
         answer = await ask_model(
             self.gateway,
             agent_id,
+            step="challenge",
+            settings=self.settings,
             system=_SYSTEM,
             prompt=prompt,
             temperature=0.0,

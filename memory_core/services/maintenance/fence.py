@@ -9,6 +9,7 @@ import attrs
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.errors import OperationCancelled, ProviderError
+from memory_core.domain.tokens import estimate_tokens
 from memory_core.ports.claims import ClaimReader, Conflicts, Consolidation, Personas
 from memory_core.ports.providers import ChatMessage, TextRequest
 from memory_core.services.providers.gateway.service import ProviderGateway
@@ -82,6 +83,8 @@ async def ask_model(
     gateway: ProviderGateway,
     agent_id: str,
     *,
+    step: str,
+    settings: MemorySettings,
     system: str,
     prompt: str,
     temperature: float,
@@ -91,9 +94,15 @@ async def ask_model(
     max_tokens: int | None = None,
     json_output: bool = False,
 ) -> str | None:
-    """One model call of a maintenance step, bound by the pass's deadline and cancelled by its
-    fence; None (counted as a failed call) when the provider fails. A late answer after
-    `stop()` raises at the checkpoint instead of being returned, so it never writes."""
+    """One model call of the maintenance `step`, first reserved from the pass's budget: its
+    estimated input is the system text, the prompt and room for `max_tokens` of answer. None
+    when the budget refuses it (nothing taken, nothing asked) or when the provider fails
+    (counted as a failed call). Bound by the pass's deadline and cancelled by its fence; a
+    late answer after `stop()` raises at the checkpoint instead of being returned, so it never
+    writes."""
+    tokens = estimate_tokens(system) + estimate_tokens(prompt) + (max_tokens or 0)
+    if not tally.reserve(step, tokens, settings):
+        return None
     request = TextRequest(
         messages=(
             ChatMessage(role="system", content=system),

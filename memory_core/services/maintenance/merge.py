@@ -31,7 +31,6 @@ from memory_core.domain.errors import (
     ProviderError,
     RevisionConflict,
 )
-from memory_core.domain.tokens import estimate_tokens
 from memory_core.ports.claims import MAX_DIRTY_BATCH, DirtySeed, MergeRequest
 from memory_core.services.maintenance.fence import MaintenanceStore, PassFence, PassTally, ask_model
 from memory_core.services.providers.gateway.service import ProviderGateway
@@ -215,12 +214,11 @@ class MergeStep:
         """The model's verdict and merged wording (None when it gave no text), or None
         when the budget is spent or the call failed."""
         prompt = json.dumps({"memory_a": claim.content, "memory_b": neighbour.content})
-        tokens = estimate_tokens(_SYSTEM) + estimate_tokens(prompt) + _ANSWER_TOKENS
-        if not tally.reserve("merge", tokens, self.settings):
-            return None
         answer = await ask_model(
             self.gateway,
             agent_id,
+            step="merge",
+            settings=self.settings,
             system=_SYSTEM,
             prompt=prompt,
             temperature=0.0,

@@ -83,13 +83,11 @@ class PersonaStep:
             {"previous_self_model": previous, "memories": [c.content for c in inputs]},
             ensure_ascii=False,
         )
-        if not tally.reserve(
-            "persona", estimate_tokens(_SYSTEM) + estimate_tokens(prompt), settings
-        ):
-            return
         answer = await ask_model(
             self.gateway,
             agent_id,
+            step="persona",
+            settings=settings,
             system=_SYSTEM,
             prompt=prompt,
             temperature=0.3,

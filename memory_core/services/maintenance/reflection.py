@@ -87,9 +87,6 @@ class ReflectionStep:
         if len(inputs) < settings.reflection_min_claims:
             return
         prompt = json.dumps([claim.content for claim in inputs], ensure_ascii=False)
-        tokens = estimate_tokens(_SYSTEM) + estimate_tokens(prompt)
-        if not tally.reserve("reflection", tokens, settings):
-            return
         insights = await self._ask(agent_id, prompt, fence, deadline, tally)
         if insights is None:
             return
@@ -140,6 +137,8 @@ class ReflectionStep:
         answer = await ask_model(
             self.gateway,
             agent_id,
+            step="reflection",
+            settings=self.settings,
             system=_SYSTEM,
             prompt=prompt,
             temperature=0.2,

@@ -6,22 +6,23 @@
 - "local-minilm": the embedded default, all-MiniLM-L6-v2 int8 on onnxruntime, offline;
 - "hashing": a deterministic lexical embedder with no model (tests, weak fallback).
 
-Each family of embedders has its own options class and factory below, and one `register`
-call in `agent_memory_register_embedding_providers`; adding an embedder is adding those three
-things. Factories validate their `[plugins.embedding_provider.options]` and raise ConfigError
-naming the option; they return the bare provider (the composition root wraps it in the
+Each family of embedders has its own options class and factory below (the HTTP ones built
+by `http_factories.http_factory`), and one `register` call in
+`agent_memory_register_embedding_providers`; adding an embedder is adding those three things.
+Factories validate their `[plugins.embedding_provider.options]` and raise ConfigError naming
+the option; they return the bare provider (the composition root wraps it in the
 provider guard). Registered through the `agent_memory` entry-point group like any
 third-party plugin (R-ARCH-3).
 """
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 import attrs
 
 from memory_core.domain.errors import ConfigError
 from memory_core.ports.providers import EmbeddingProvider
+from memory_core.settings import MemorySettings
+from memory_plugins.builtin.http_factories import DEFAULT_OLLAMA_URL, http_factory
 from memory_plugins.config import build_from_options, structure_options
 from memory_plugins.context import FactoryContext
 from memory_plugins.hookspecs import Register, hookimpl
@@ -35,10 +36,6 @@ __all__ = [
 ]
 
 FAMILY = "embedding_provider"
-# The adapter's own default (`memory_adapters.httpx_providers.DEFAULT_OLLAMA_URL`, a test
-# keeps the two equal), spelt here so listing the options imports no HTTP client.
-DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
-T = TypeVar("T")
 
 
 # --- HTTP embedders -----------------------------------------------------------------------
@@ -68,40 +65,30 @@ class OllamaEmbedderOptions:
     max_connections: int = 8
 
 
-def _make_openai_compatible(context: FactoryContext) -> EmbeddingProvider:
-    from memory_adapters.httpx_providers import OpenAICompatibleEmbedder, resolve_api_key
-
-    options = structure_options(context.options, OpenAICompatibleEmbedderOptions, family=FAMILY)
-    return build_from_options(
-        lambda: OpenAICompatibleEmbedder(
-            base_url=options.base_url,
-            model=options.model,
-            api_key=resolve_api_key(options.api_key, options.api_key_env),
-            dimensions=options.dimensions,
-            timeout_cap=options.timeout_seconds,
-            max_connections=options.max_connections,
-            max_response_bytes=context.settings.embedding_response_max_bytes,
-        ),
-        family=FAMILY,
-    )
+def _embedding_answer_limit(settings: MemorySettings) -> int:
+    return settings.embedding_response_max_bytes
 
 
-def _make_ollama(context: FactoryContext) -> EmbeddingProvider:
-    from memory_adapters.httpx_providers import OllamaEmbedder, resolve_api_key
+def _dimensions(
+    options: OpenAICompatibleEmbedderOptions | OllamaEmbedderOptions,
+) -> dict[str, object]:
+    return {"dimensions": options.dimensions}
 
-    options = structure_options(context.options, OllamaEmbedderOptions, family=FAMILY)
-    return build_from_options(
-        lambda: OllamaEmbedder(
-            base_url=options.base_url,
-            model=options.model,
-            api_key=resolve_api_key(options.api_key, options.api_key_env),
-            dimensions=options.dimensions,
-            timeout_cap=options.timeout_seconds,
-            max_connections=options.max_connections,
-            max_response_bytes=context.settings.embedding_response_max_bytes,
-        ),
-        family=FAMILY,
-    )
+
+_make_openai_compatible = http_factory(
+    FAMILY,
+    OpenAICompatibleEmbedderOptions,
+    "OpenAICompatibleEmbedder",
+    max_response_bytes=_embedding_answer_limit,
+    extra=_dimensions,
+)
+_make_ollama = http_factory(
+    FAMILY,
+    OllamaEmbedderOptions,
+    "OllamaEmbedder",
+    max_response_bytes=_embedding_answer_limit,
+    extra=_dimensions,
+)
 
 
 # --- offline embedders ---------------------------------------------------------------------

@@ -5,21 +5,20 @@
   to the prompt, as the server accepts; `"none"` for servers that mishandle `response_format`;
 - "ollama": `POST /api/chat` (stream off, `format: json` when JSON is wanted).
 
-Factories validate `[plugins.text_provider.options]` and raise ConfigError naming the option;
-they return the bare provider (the composition root wraps it in the provider guard).
+Both factories are `http_factories.http_factory`: they validate `[plugins.text_provider.options]`
+and raise ConfigError naming the option; they return the bare provider (the composition root
+wraps it in the provider guard).
 Registered through the `agent_memory` entry-point group like any third-party plugin (R-ARCH-3).
 """
 
 from __future__ import annotations
 
-from typing import Literal, TypeVar
+from typing import Literal
 
 import attrs
 
-from memory_core.ports.providers import TextProvider
-from memory_plugins.builtin.embedders import DEFAULT_OLLAMA_URL
-from memory_plugins.config import build_from_options, structure_options
-from memory_plugins.context import FactoryContext
+from memory_core.settings import MemorySettings
+from memory_plugins.builtin.http_factories import DEFAULT_OLLAMA_URL, http_factory
 from memory_plugins.hookspecs import Register, hookimpl
 
 __all__ = [
@@ -29,7 +28,6 @@ __all__ = [
 ]
 
 FAMILY = "text_provider"
-T = TypeVar("T")
 
 
 @attrs.frozen(kw_only=True)
@@ -58,39 +56,24 @@ class OllamaTextOptions:
     max_connections: int = 4
 
 
-def _make_openai_compatible(context: FactoryContext) -> TextProvider:
-    from memory_adapters.httpx_providers import OpenAICompatibleTextProvider, resolve_api_key
-
-    options = structure_options(context.options, OpenAICompatibleTextOptions, family=FAMILY)
-    return build_from_options(
-        lambda: OpenAICompatibleTextProvider(
-            base_url=options.base_url,
-            model=options.model,
-            api_key=resolve_api_key(options.api_key, options.api_key_env),
-            json_mode=options.json_mode,
-            timeout_cap=options.timeout_seconds,
-            max_connections=options.max_connections,
-            max_response_bytes=context.settings.text_response_max_bytes,
-        ),
-        family=FAMILY,
-    )
+def _text_answer_limit(settings: MemorySettings) -> int:
+    return settings.text_response_max_bytes
 
 
-def _make_ollama(context: FactoryContext) -> TextProvider:
-    from memory_adapters.httpx_providers import OllamaTextProvider, resolve_api_key
+def _json_mode(options: OpenAICompatibleTextOptions) -> dict[str, object]:
+    return {"json_mode": options.json_mode}
 
-    options = structure_options(context.options, OllamaTextOptions, family=FAMILY)
-    return build_from_options(
-        lambda: OllamaTextProvider(
-            base_url=options.base_url,
-            model=options.model,
-            api_key=resolve_api_key(options.api_key, options.api_key_env),
-            timeout_cap=options.timeout_seconds,
-            max_connections=options.max_connections,
-            max_response_bytes=context.settings.text_response_max_bytes,
-        ),
-        family=FAMILY,
-    )
+
+_make_openai_compatible = http_factory(
+    FAMILY,
+    OpenAICompatibleTextOptions,
+    "OpenAICompatibleTextProvider",
+    max_response_bytes=_text_answer_limit,
+    extra=_json_mode,
+)
+_make_ollama = http_factory(
+    FAMILY, OllamaTextOptions, "OllamaTextProvider", max_response_bytes=_text_answer_limit
+)
 
 
 @hookimpl
