@@ -49,6 +49,63 @@ _log = logging.getLogger(__name__)
 # the agent's next listing — and only for a bounded number of agents.
 _LAST_LISTING: dict[tuple[str, str], dict[tuple[object, ...], Claim]] = {}
 _LAST_LISTING_AGENTS = 1_024
+# Re-validation structures every candidate of every turn (~0.15 ms a row, 50-70 rows a
+# turn), and a conversation keeps meeting the same rows. A row whose every raw column is
+# unchanged is the same claim, so structured rows are kept by their raw values — a changed
+# row (revision, access count, lifecycle, embedding, any column) is a different key and is
+# structured afresh, and a row the query no longer returns is never looked up. Two
+# generations of at most this many rows each: a claim no read has returned since the last
+# two rotations, a deleted one included, is no longer held (R-FORGET-1 for process memory).
+_REVALIDATED_ROWS = 4_096
+
+
+class _RowClaims:
+    """Structured claims by (dialect, raw row values), in two bounded generations."""
+
+    def __init__(self, rows: int) -> None:
+        self._rows = rows
+        self._current: dict[tuple[object, ...], Claim] = {}
+        self._previous: dict[tuple[object, ...], Claim] = {}
+
+    def __len__(self) -> int:
+        return len(self._current) + len(self._previous)
+
+    def contents(self) -> set[str]:
+        """Every held claim's content (for the tests of what the process still holds)."""
+        return {
+            claim.content for part in (self._current, self._previous) for claim in part.values()
+        }
+
+    def claims(self, session: Session, rows: Iterable[Sequence[object]]) -> list[Claim]:
+        """`claims_of(rows)`, structuring only rows not held (corrupt ones are skipped)."""
+        dialect = type(session.dialect).__qualname__
+        claims: list[Claim] = []
+        for values in rows:
+            key = (dialect, *values)
+            try:
+                claim = self._current.get(key) or self._previous.get(key)
+            except TypeError:  # a driver's unhashable column value: structured, not held
+                claims.extend(claims_of(session, [values]))
+                continue
+            if claim is None:
+                try:
+                    claim = claim_row(session, values).to_claim()
+                except CorruptRow as exc:
+                    _log.warning("skipping corrupt claim row: %s", exc)
+                    continue
+            self._hold(key, claim)
+            claims.append(claim)
+        return claims
+
+    def _hold(self, key: tuple[object, ...], claim: Claim) -> None:
+        if key not in self._current and len(self._current) >= self._rows:
+            # Whole-dict swaps: a concurrent reader sees one generation or the other, and
+            # at worst structures a row again.
+            self._previous, self._current = self._current, {}
+        self._current[key] = claim
+
+
+_REVALIDATED = _RowClaims(_REVALIDATED_ROWS)
 _READY = (
     "m.embedding_state = 'ready' AND m.embedding_provider = ?"
     " AND m.embedding_model = ? AND m.embedding_dim = ?"
@@ -171,7 +228,9 @@ def list_applicable_by_ids(
         where.append(_READY)
         params += [embedding.provider, embedding.model, embedding.dim]
     sql = f"SELECT {CLAIM_SELECT} FROM agent_memory m WHERE {' AND '.join(where)}"
-    by_id = {claim.id: claim for claim in claims_of(session, session.execute(sql, params))}
+    by_id = {
+        claim.id: claim for claim in _REVALIDATED.claims(session, session.execute(sql, params))
+    }
     if revisions:
         by_id = {
             cid: claim
