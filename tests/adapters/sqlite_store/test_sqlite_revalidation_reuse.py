@@ -108,3 +108,22 @@ def test_a_deleted_claim_is_not_held_past_two_generations(
     _revalidate(store, *others)
     assert "my locker code is in the blue notebook" not in reads._REVALIDATED.contents()
     assert len(reads._REVALIDATED) <= 4
+
+
+def test_moved_access_columns_are_patched_in_and_a_corrupt_one_still_skips_the_row(
+    store: ApswClaimStore,
+    clock: ManualClock,
+    make_draft: Callable[..., ClaimDraft],
+    raw: apsw.Connection,
+) -> None:
+    """The access columns are left out of the key (every turn writes them), yet read as
+    strictly as the rest: a count a raw writer made text is a corrupt row (R-TIME-4)."""
+    claim_id = _insert(store, clock, make_draft("tea in the morning"))
+    (before,) = _revalidate(store, claim_id)
+    clock.advance(5)
+    store.record_access(A, [claim_id], now=clock.now())
+    (after,) = _revalidate(store, claim_id)
+    assert (after.access_count, after.last_accessed_at) == (1, clock.now())
+    assert after.content == before.content and after.revision == before.revision
+    raw.execute("UPDATE agent_memory SET access_count = 'many' WHERE id = ?", (claim_id,))
+    assert _revalidate(store, claim_id) == []
