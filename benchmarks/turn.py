@@ -373,6 +373,8 @@ def bench_size(
             build = json.loads((built / _BUILT).read_text(encoding="utf-8"))
             recall._say(f"  reusing the data built in {built}")
         else:
+            if built is not root:
+                shutil.rmtree(built, ignore_errors=True)  # an interrupted build starts over
             built.mkdir(parents=True, exist_ok=True)
             build = _build(
                 built,
