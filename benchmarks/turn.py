@@ -3,6 +3,7 @@
     python -m benchmarks.turn                      # 10k and 100k claims per agent
     python -m benchmarks.turn --quick              # 10k, 10 noise agents × 1,000
     python -m benchmarks.turn --sizes 2000 --queries 10 --json out.json
+    python -m benchmarks.turn --cache /tmp/turn-cache  # build each size once, reuse it after
 
 Per size N, one agent holds N claims next to 10 other agents of 10,000 claims each
 (10 × 1,000 with `--quick`), built as in `benchmarks.recall` (the store's bulk path, synthetic
@@ -29,9 +30,12 @@ Then, query by query and alternately (a noisy neighbour slows all alike), it tim
     exact top-10 over the same normalised matrix, each timed alone.
 
 p50/p95 of each, the ratios ours / baseline, and the stage breakdown of our turn: the
-retrieval diagnostics' stages (`StageTimings`) and "other" (the one read of the directives,
-the stored working projection and the persona — plus the claims listing when that row must
-be rebuilt — the allocator, and the access and anchor writes that follow).
+retrieval diagnostics' stages (`StageTimings`) and "other": the FTS search, its
+re-validation and lexical rank (no stage of their own), the one read of the directives, the
+stored working projection and the persona — plus the claims listing when that row must be
+rebuilt — the allocator and assembly, and whatever of the access and anchor writes of
+earlier turns runs inside this one (access counts are coalesced per session, see
+`memory_core.services.read.bookkeeping`).
 Results: a table on stdout, progress on stderr, JSON to `benchmarks/results/turn.json`.
 """
 
@@ -44,6 +48,7 @@ import json
 import math
 import os
 import platform
+import shutil
 import statistics
 import sys
 import tempfile
@@ -78,6 +83,7 @@ QUICK_NOISE_ROWS = 1_000
 FTS_LIMIT = 24  # our first FTS round for the injection purpose reads top-k × 4
 NUMPY_TOP_K = recall.NUMPY_TOP_K
 RESULTS = Path(__file__).with_name("results") / "turn.json"
+_BUILT = "built.json"  # written last by a build: its presence says the cached data is whole
 STAGES = ("keywords", "query_embedding", "vector", "revalidation", "assembly")
 KINDS = ("rare", "common", "stopwords", "cjk", "paste")
 # Natural words: "day" is a substring of every weekday and "birthday", "old" of "goldfish".
@@ -306,6 +312,46 @@ async def _measure(
     }
 
 
+def _build(
+    root: Path,
+    registry: PluginRegistry,
+    *,
+    embedder: FixedQueryEmbedder,
+    corpus: TurnCorpus,
+    count: int,
+    noise_rows: int,
+    matrix: np.ndarray,
+    tokenizer: str,
+) -> dict[str, Any]:
+    """The store's data dir (`root/excluded`) and the bare FTS5 file (`root/bare.sqlite3`);
+    the build timings, also written to `root/built.json` last, as the mark of a whole build."""
+    build = asyncio.run(
+        recall._build(
+            root / "excluded",
+            registry,
+            embedder=embedder,
+            corpus=corpus,
+            count=count,
+            noise_rows=noise_rows,
+            matrix=matrix,
+        )
+    )
+    groups: list[tuple[str, Sequence[str]]] = [(AGENT, build.pop("texts"))]
+    groups += [
+        (f"bench-other-{salt - 1}", corpus.texts(noise_rows, salt=salt))
+        for salt in build.pop("noise_texts_salts")
+    ]
+    build.pop("ids")
+    bare, bare_s = recall._bare_fts(root / "bare.sqlite3", tokenizer, groups)
+    bare.close()
+    del groups
+    gc.collect()
+    recall._say(f"  bare FTS5 ({tokenizer}) built in {bare_s:.1f} s")
+    build["bare_fts5_build_s"] = bare_s
+    (root / _BUILT).write_text(json.dumps(build), encoding="utf-8")
+    return build
+
+
 def bench_size(
     count: int,
     *,
@@ -314,45 +360,48 @@ def bench_size(
     registry: PluginRegistry,
     model: Any | None,
     seed: int,
+    cache: Path | None = None,
 ) -> dict[str, Any]:
     topics = max(1, count // recall.CLUSTER)
     corpus = TurnCorpus(seed, topics)
     matrix = corpus.vectors(count)
     embedder = FixedQueryEmbedder()
+    probe = apsw.Connection(":memory:")
+    tokenizer = probe_tokenizer(probe)
+    probe.close()
     with tempfile.TemporaryDirectory(prefix="bench-turn-") as tmp:
         root = Path(tmp)
-        build = asyncio.run(
-            recall._build(
-                root / "excluded",
+        built = cache / f"turn-{count}-{noise_rows}-{seed}" if cache is not None else root
+        if (built / _BUILT).exists():
+            build = json.loads((built / _BUILT).read_text(encoding="utf-8"))
+            recall._say(f"  reusing the data built in {built}")
+        else:
+            if built is not root:
+                shutil.rmtree(built, ignore_errors=True)  # an interrupted build starts over
+            built.mkdir(parents=True, exist_ok=True)
+            build = _build(
+                built,
                 registry,
                 embedder=embedder,
                 corpus=corpus,
                 count=count,
                 noise_rows=noise_rows,
                 matrix=matrix,
+                tokenizer=tokenizer,
             )
-        )
-        texts = build.pop("texts")
-        build.pop("ids")
+        if built is not root:
+            # Each run measures a fresh copy: turns write anchors, access counts and the
+            # stored working projection, which would make a second run on the same files a
+            # different experiment.
+            shutil.copytree(built / "excluded", root / "excluded")
+            shutil.copy2(built / "bare.sqlite3", root / "bare.sqlite3")
+        texts = corpus.texts(count, salt=0)
         embedders: dict[str, FixedQueryEmbedder] = {"excluded": embedder}
         if model is not None:
             # A copy of the data dir: a second service on the same one would wait on its lock.
-            import shutil
-
             shutil.copytree(root / "excluded", root / "included")
             embedders["included"] = ModelQueryEmbedder(model)
-        groups: list[tuple[str, Sequence[str]]] = [(AGENT, texts)]
-        groups += [
-            (f"bench-other-{salt - 1}", corpus.texts(noise_rows, salt=salt))
-            for salt in build.pop("noise_texts_salts")
-        ]
-        probe = apsw.Connection(":memory:")
-        tokenizer = probe_tokenizer(probe)
-        probe.close()
-        bare, bare_s = recall._bare_fts(root / "bare.sqlite3", tokenizer, groups)
-        del groups
-        gc.collect()
-        recall._say(f"  bare FTS5 ({tokenizer}) built in {bare_s:.1f} s")
+        bare = apsw.Connection(str(root / "bare.sqlite3"))
         try:
             measured = asyncio.run(
                 _measure(
@@ -386,7 +435,7 @@ def bench_size(
             name: statistics.median(values) for name, values in measured["stages"].items() if values
         },
         "failed_open": measured["failed_open"],
-        "build": {**build, "bare_fts5_build_s": bare_s, "open_s": measured["open_s"]},
+        "build": {**build, "open_s": measured["open_s"], "cached": cache is not None},
     }
     base = result["latency"]["baseline"]
     result["ratios"] = {
@@ -406,11 +455,13 @@ def run(
     quick: bool = False,
     queries: int | None = None,
     seed: int = 20261201,
+    cache: Path | None = None,
+    model: bool = True,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     load_before = os.getloadavg()
     registry = load_plugins(strict=True, distributions={"agent-memory"}).registry
-    model = _model()
+    embedder_model = _model() if model else None
     results = []
     for count in sizes:
         noise_rows = QUICK_NOISE_ROWS if quick else NOISE_ROWS
@@ -424,8 +475,9 @@ def run(
             queries=per_size,
             noise_rows=noise_rows,
             registry=registry,
-            model=model,
+            model=embedder_model,
             seed=seed,
+            cache=cache,
         )
         result["seconds"] = time.perf_counter() - size_start
         results.append(result)
@@ -447,7 +499,7 @@ def run(
             "fts_limit": FTS_LIMIT,
             "numpy_top_k": NUMPY_TOP_K,
             "query_mix": list(KINDS),
-            "model": "local-minilm" if model is not None else None,
+            "model": "local-minilm" if embedder_model is not None else None,
         },
         "total_seconds": time.perf_counter() - started,
         "results": results,
@@ -512,6 +564,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", help="comma-separated claim counts per agent")
     parser.add_argument("--queries", type=int, help="queries per size (default 100; 50 quick)")
     parser.add_argument("--json", type=Path, default=RESULTS, help=f"default: {RESULTS}")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        help="build each size's data once into this directory and measure a copy of it",
+    )
+    parser.add_argument(
+        "--no-model", action="store_true", help="leave out the 'included' (MiniLM) column"
+    )
     args = parser.parse_args(argv)
     if args.sizes:
         try:
@@ -524,7 +584,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sizes = list(QUICK_SIZES if args.quick else SIZES)
     if args.queries is not None and args.queries < 1:
         parser.error("--queries: at least 1")
-    document = run(sizes, quick=args.quick, queries=args.queries)
+    document = run(
+        sizes, quick=args.quick, queries=args.queries, cache=args.cache, model=not args.no_model
+    )
     report(document)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

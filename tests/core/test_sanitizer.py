@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -115,6 +117,34 @@ def test_every_line_break_kind_starts_a_line_for_the_per_line_rules() -> None:
 
 def test_control_characters_are_dropped_but_tabs_and_newlines_kept() -> None:
     assert strip_invisible("a\x00b\x1b[31mc\td\ne") == "ab[31mc\td\ne"
+
+
+def _invisible(code: int) -> bool:
+    """The decision in the module docstring, restated: format and control characters other
+    than tab and newline, and the two variation-selector blocks."""
+    if chr(code) in "\t\n":
+        return False
+    variation = 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF
+    return variation or unicodedata.category(chr(code)) in ("Cf", "Cc")
+
+
+@pytest.mark.parametrize(
+    ("low", "high"),
+    [(0x0000, 0x10000), (0x10000, 0x20000), (0xE0000, 0xE0200)],
+    ids=["bmp", "smp", "tags-and-selectors"],
+)
+def test_strip_invisible_drops_exactly_the_invisible_code_points(low: int, high: int) -> None:
+    """The scan that finds them (ASCII and otherwise) agrees with the per-character rule for
+    every code point of the planes stored text uses and of the smuggling blocks (R-READ-6)."""
+    line_breaks = {0x0B, 0x0C, 0x0D, 0x85, 0x2028, 0x2029}  # become "\n" before stripping
+    wrong = [
+        hex(code)
+        for code in range(low, high)
+        if code not in line_breaks
+        and not 0xD800 <= code <= 0xDFFF
+        and strip_invisible(f"a{chr(code)}b") != ("ab" if _invisible(code) else f"a{chr(code)}b")
+    ]
+    assert wrong == []
 
 
 FRAGMENTS = st.sampled_from(

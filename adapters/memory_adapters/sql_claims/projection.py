@@ -114,16 +114,37 @@ _UPDATE = f"""UPDATE {WORKING_TABLE} SET built_at = ?, payload = ?
   WHERE agent_id = ? AND generation = ?"""
 
 
+# Every turn reads the agent's row, and structuring its payload (the snapshot's entries,
+# ~2 ms for 200 of them) was most of that read; the payload changes only when the row is
+# rebuilt. So each agent's last payload text and its snapshot are kept, for a bounded number
+# of agents: the same text is the same snapshot, any other text is structured afresh, and
+# nothing is held that the stored row does not hold now or did at the agent's last read.
+_LAST_SNAPSHOT: dict[tuple[str, str], tuple[str, WorkingSnapshot]] = {}
+_LAST_SNAPSHOT_AGENTS = 1_024
+
+
+def _snapshot(session: Session, agent_id: str, payload: str) -> WorkingSnapshot:
+    key = (type(session.dialect).__qualname__, agent_id)
+    kept = _LAST_SNAPSHOT.get(key)
+    if kept is not None and kept[0] == payload:
+        return kept[1]
+    snapshot = structure(json.loads(payload), WorkingSnapshot)
+    if key not in _LAST_SNAPSHOT and len(_LAST_SNAPSHOT) >= _LAST_SNAPSHOT_AGENTS:
+        _LAST_SNAPSHOT.clear()  # bounded by starting over; single dict operations are atomic
+    _LAST_SNAPSHOT[key] = (payload, snapshot)
+    return snapshot
+
+
 def read(session: Session, agent_id: str) -> StoredWorking:
     row = session.one(_READ, (agent_id,))
     if row is None:
+        _LAST_SNAPSHOT.pop((type(session.dialect).__qualname__, agent_id), None)
         return StoredWorking(generation=0, snapshot=None)
     generation, payload, fenced = int(row[0]), row[1], bool(row[2])
     if payload is None or fenced:
+        _LAST_SNAPSHOT.pop((type(session.dialect).__qualname__, agent_id), None)
         return StoredWorking(generation=generation, snapshot=None)
-    return StoredWorking(
-        generation=generation, snapshot=structure(json.loads(payload), WorkingSnapshot)
-    )
+    return StoredWorking(generation=generation, snapshot=_snapshot(session, agent_id, payload))
 
 
 def store(session: Session, agent_id: str, snapshot: WorkingSnapshot, generation: int) -> bool:

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+
+import attrs
 
 from memory_adapters.sql_claims.queries import (
     CLAIM_SELECT,
@@ -19,7 +22,7 @@ from memory_adapters.sql_claims.queries import (
     recallable,
     scope_clause,
 )
-from memory_adapters.sql_claims.rows import CorruptRow
+from memory_adapters.sql_claims.rows import CLAIM_COLUMNS, CorruptRow
 from memory_adapters.sql_claims.session import Session
 from memory_core.domain.claims import Claim, EmbeddingIdentity
 from memory_core.domain.errors import NotFound, ScopeError, ValidationError
@@ -49,6 +52,99 @@ _log = logging.getLogger(__name__)
 # the agent's next listing — and only for a bounded number of agents.
 _LAST_LISTING: dict[tuple[str, str], dict[tuple[object, ...], Claim]] = {}
 _LAST_LISTING_AGENTS = 1_024
+# Re-validation structures every candidate of every turn (~0.1 ms a row, 50-70 rows a
+# turn), and a conversation keeps meeting the same rows. A row whose raw columns are
+# unchanged is the same claim, so structured rows are kept by their raw values — a changed
+# row (revision, lifecycle, embedding, any column) is a different key and is structured
+# afresh, and a row the query no longer returns is never looked up. The access columns are
+# the exception: every turn writes them for what it showed, so they are not in the key; a
+# kept claim whose access columns moved gets just those two, converted as the rest would be.
+# Two generations of at most this many rows each: a claim no read has returned since the
+# last two rotations, a deleted one included, is no longer held (R-FORGET-1 for process
+# memory).
+_REVALIDATED_ROWS = 4_096
+_COUNT_AT = CLAIM_COLUMNS.index("access_count")
+_SEEN_AT = CLAIM_COLUMNS.index("last_accessed")
+_ACCESS_COLUMNS = sorted((_COUNT_AT, _SEEN_AT))
+
+_Kept = tuple[Claim, object, object]  # the claim, its raw access_count and last_accessed
+
+
+def _without_access(values: Sequence[object]) -> tuple[object, ...]:
+    first, second = _ACCESS_COLUMNS
+    return (*values[:first], *values[first + 1 : second], *values[second + 1 :])
+
+
+class _RowClaims:
+    """Structured claims by (dialect, raw row values but the access columns), in two
+    bounded generations."""
+
+    def __init__(self, rows: int) -> None:
+        self._rows = rows
+        self._current: dict[tuple[object, ...], _Kept] = {}
+        self._previous: dict[tuple[object, ...], _Kept] = {}
+
+    def __len__(self) -> int:
+        return len(self._current) + len(self._previous)
+
+    def contents(self) -> set[str]:
+        """Every held claim's content (for the tests of what the process still holds)."""
+        return {
+            kept[0].content for part in (self._current, self._previous) for kept in part.values()
+        }
+
+    def claims(self, session: Session, rows: Iterable[Sequence[object]]) -> list[Claim]:
+        """`claims_of(rows)`, structuring only rows not held (corrupt ones are skipped)."""
+        dialect = type(session.dialect).__qualname__
+        claims: list[Claim] = []
+        for values in rows:
+            key = (dialect, *_without_access(values))
+            count, seen = values[_COUNT_AT], values[_SEEN_AT]
+            try:
+                kept = self._current.get(key) or self._previous.get(key)
+                claim = None if kept is None else _with_access(session, kept, count, seen)
+                if claim is None:
+                    claim = claim_row(session, values).to_claim()
+            except TypeError:  # a driver's unhashable column value: structured, not held
+                claims.extend(claims_of(session, [values]))
+                continue
+            except CorruptRow as exc:
+                _log.warning("skipping corrupt claim row: %s", exc)
+                continue
+            self._hold(key, (claim, count, seen))
+            claims.append(claim)
+        return claims
+
+    def _hold(self, key: tuple[object, ...], kept: _Kept) -> None:
+        if key not in self._current and len(self._current) >= self._rows:
+            # Whole-dict swaps: a concurrent reader sees one generation or the other, and
+            # at worst structures a row again.
+            self._previous, self._current = self._current, {}
+        self._current[key] = kept
+
+
+def _with_access(session: Session, kept: _Kept, count: object, seen: object) -> Claim | None:
+    """The kept claim with these access columns; None when one is of the wrong type (the
+    whole row is then structured, and skipped as corrupt)."""
+    claim, kept_count, kept_seen = kept
+    same = (count, type(count), seen, type(seen)) == (
+        kept_count,
+        type(kept_count),
+        kept_seen,
+        type(kept_seen),
+    )
+    if same:
+        return claim
+    converter = session.dialect.row_converter
+    try:
+        access_count = converter.structure(count, int)
+        last_accessed = None if seen is None else converter.structure(seen, datetime)
+    except (TypeError, ValueError):
+        return None
+    return attrs.evolve(claim, access_count=access_count, last_accessed_at=last_accessed)
+
+
+_REVALIDATED = _RowClaims(_REVALIDATED_ROWS)
 _READY = (
     "m.embedding_state = 'ready' AND m.embedding_provider = ?"
     " AND m.embedding_model = ? AND m.embedding_dim = ?"
@@ -171,7 +267,9 @@ def list_applicable_by_ids(
         where.append(_READY)
         params += [embedding.provider, embedding.model, embedding.dim]
     sql = f"SELECT {CLAIM_SELECT} FROM agent_memory m WHERE {' AND '.join(where)}"
-    by_id = {claim.id: claim for claim in claims_of(session, session.execute(sql, params))}
+    by_id = {
+        claim.id: claim for claim in _REVALIDATED.claims(session, session.execute(sql, params))
+    }
     if revisions:
         by_id = {
             cid: claim

@@ -6,11 +6,19 @@ background: the turn waits for the anchor only while its own deadline lasts and 
 without its id, the anchor still being written. The access count starts after the anchor and
 is never waited for: on a local store it may wait out a busy timeout behind another
 process's write lock. Failures are logged by type only (a message may quote content).
+
+Access counts are coalesced: the turns of one session within `ACCESS_COALESCE_SECONDS` are
+counted by one write. Each count was a write transaction of its own — on SQLite an fsync
+(synchronous=FULL), 2-6 ms on the loop thread, paid by whatever ran next: in a host that
+prepares turns back to back, the next turn. Every selection is still counted exactly once
+(an id selected in k turns of the window gets k), and `drain` writes what is pending at
+once; `last_accessed` becomes the window's latest turn time, at most that much later.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
@@ -23,9 +31,12 @@ from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.scheduler import TaskHandle, TaskScheduler
 from memory_core.ports.tape import Anchor, AnchorKind, TapeAnchorWriter
 
-__all__ = ["TurnBookkeeping"]
+__all__ = ["ACCESS_COALESCE_SECONDS", "TurnBookkeeping"]
 
 log = logging.getLogger(__name__)
+
+# Short next to the time between a person's turns, long next to a turn prepared back to back.
+ACCESS_COALESCE_SECONDS = 0.5
 
 
 class TurnBookkeeping:
@@ -54,6 +65,11 @@ class TurnBookkeeping:
         self._scheduler = scheduler
         self._seconds = seconds
         self._pending: list[TaskHandle] = []
+        # Selections not yet written: times selected per id, and the latest turn's time.
+        self._access: Counter[str] = Counter()
+        self._access_now: datetime | None = None
+        self._flush: TaskHandle | None = None  # sleeping out the window, then writing
+        self._flushing = False  # the flush has taken the counts: it must not be cancelled
 
     async def record(
         self,
@@ -92,16 +108,59 @@ class TurnBookkeeping:
         except DeadlineExceeded:
             log.warning("view anchor late for agent %s; written after the turn", self._agent_id)
         if selected:
-            self._pending.append(
-                self._scheduler.spawn(access, name=f"memory-access:{self._agent_id}")
-            )
+            self._access.update(selected)
+            self._access_now = now if self._access_now is None else max(now, self._access_now)
+            if self._flush is None or self._flush.done:
+                self._flush = self._scheduler.spawn(
+                    self._flush_later, name=f"memory-access:{self._agent_id}"
+                )
+                self._pending.append(self._flush)
         return ids[0] if ids else None
 
     async def drain(self) -> None:
-        """Until every record still being written has settled (each under its deadline)."""
+        """Until every record still being written has settled (each under its deadline);
+        access counts still inside their window are written now."""
+        flush = self._flush
+        if flush is not None and not flush.done and not self._flushing:
+            flush.cancel()  # still sleeping: the counts it would write are written below
+            await flush.wait()
+        await self._write_access()
         for handle in self._pending:
             await handle.wait()
         self._pending.clear()
+
+    async def _flush_later(self) -> None:
+        assert self._scheduler is not None  # only spawned through it
+        await self._scheduler.sleep(ACCESS_COALESCE_SECONDS)
+        self._flushing = True
+        try:
+            await self._write_access()
+        finally:
+            self._flushing = False
+
+    async def _write_access(self) -> None:
+        """Write every pending selection: one store call per multiplicity level (an id
+        selected twice is in the first two), all in one blocking hop."""
+        counts, now = self._access, self._access_now
+        self._access, self._access_now = Counter(), None
+        if not counts or now is None:
+            return
+        levels: list[list[str]] = []
+        while counts:
+            levels.append(list(counts))
+            counts = Counter({cid: n - 1 for cid, n in counts.items() if n > 1})
+        own = Deadline.after(self._infra, self._seconds)
+
+        def write() -> None:
+            for ids in levels:
+                self._store.record_access(self._agent_id, ids, now=now)
+
+        try:
+            await self._calls.run(write, deadline=own, cancel=CancellationToken())
+        except Exception as exc:  # the count is best effort
+            log.warning(
+                "access accounting skipped for agent %s: %s", self._agent_id, type(exc).__name__
+            )
 
     async def _count(
         self, selected: Sequence[str], now: datetime, deadline: Deadline, cancel: CancellationToken

@@ -40,7 +40,8 @@ def token_set(text: str) -> frozenset[str]:
     """Lowercased word tokens for near-duplicate detection; CJK words become character bigrams."""
     tokens: set[str] = set()
     for word in _WORD.findall(unicodedata.normalize("NFKC", text).casefold()):
-        if len(word) > 1 and any(is_cjk_like(char) for char in word):
+        # An ASCII word holds no CJK character: only the others are looked at char by char.
+        if len(word) > 1 and not word.isascii() and any(is_cjk_like(char) for char in word):
             tokens.update(word[i : i + 2] for i in range(len(word) - 1))
         else:
             tokens.add(word)

@@ -27,7 +27,7 @@ import attrs
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.claims import Claim
-from memory_core.domain.directives import DirectiveKind, DirectiveStatus
+from memory_core.domain.directives import Directive, DirectiveKind, DirectiveStatus
 from memory_core.domain.errors import (
     ClearInProgress,
     DeadlineExceeded,
@@ -172,29 +172,25 @@ class RetrievalService:
         if not query:
             return finish(RetrievalOutcome.EMPTY_QUERY)
         scope_filter = request.scope_filter or ScopeFilter.from_context(request.context)
+
+        def fence_and_topics() -> tuple[bool, list[Directive]]:
+            # One blocking hop for both (each hop is a loop turn, or a thread round trip).
+            if any(job.agent_id == agent for job in self._store.pending_clears()):
+                return True, []
+            if not purpose.suppresses:
+                return False, []
+            active = self._store.list_directives(agent, status=DirectiveStatus.ACTIVE)
+            return False, [d for d in active if d.kind is DirectiveKind.SUPPRESS_TOPIC]
+
         try:
-            if await self.calls.run(
-                lambda: any(job.agent_id == agent for job in self._store.pending_clears()),
-                deadline=deadline,
-                cancel=cancel,
-            ):
-                # The store would answer with nothing anyway; say why (R-FORGET-3).
-                return finish(RetrievalOutcome.FENCED)
-            directives = (
-                await self.calls.run(
-                    lambda: [
-                        d
-                        for d in self._store.list_directives(agent, status=DirectiveStatus.ACTIVE)
-                        if d.kind is DirectiveKind.SUPPRESS_TOPIC
-                    ],
-                    deadline=deadline,
-                    cancel=cancel,
-                )
-                if purpose.suppresses
-                else []
+            fenced, directives = await self.calls.run(
+                fence_and_topics, deadline=deadline, cancel=cancel
             )
         except (ClearInProgress, OperationCancelled, DeadlineExceeded, StoreError) as exc:
             return finish(store_failure(exc, agent, degradations))
+        if fenced:
+            # The store would answer with nothing anyway; say why (R-FORGET-3).
+            return finish(RetrievalOutcome.FENCED)
 
         periods = query_periods(query, reference=self._clock.now(), timezone=self._clock.timezone())
         # Candidate depth: 2×top-K per source after filtering; deeper when filters will bite,
