@@ -27,10 +27,11 @@ from memory_core.domain.errors import (
     ProviderResponseError,
     StoreError,
 )
-from memory_core.ports.claims import EmbeddingBookkeeping, EmbeddingMark
+from memory_core.ports.claims import CleanupSource, EmbeddingBookkeeping, EmbeddingMark
 from memory_core.ports.clock import DomainClock
 from memory_core.ports.vectors import VectorStore
 from memory_core.services.providers.gateway.service import ProviderGateway
+from memory_core.services.vectors.cleanup import CleanupQueue
 from memory_core.services.write.fences import AgentLocks
 
 __all__ = ["DrainReport", "EmbeddingDrain", "VectorForget"]
@@ -48,6 +49,7 @@ class VectorForget(Protocol):
         *,
         deadline: Deadline,
         cancel: CancellationToken,
+        source: CleanupSource,
     ) -> Awaitable[bool]: ...
 
 
@@ -84,6 +86,7 @@ class EmbeddingDrain:
         domain_clock: DomainClock,
         locks: AgentLocks | None,
         forget: VectorForget,
+        cleanup: CleanupQueue,
         batch_limit: int,
     ) -> None:
         self._store = store
@@ -92,6 +95,7 @@ class EmbeddingDrain:
         self._clock = domain_clock
         self._locks = locks
         self._forget = forget
+        self._cleanup = cleanup
         self._batch_limit = batch_limit
 
     @property
@@ -113,9 +117,10 @@ class EmbeddingDrain:
     ) -> DrainReport:
         """Embed the agent's pending claims; see `_drain`. `progress` hears the running
         count of embedded claims after each batch (a reindex's progress bar)."""
-        if self._locks is None:
-            return await self._drain(agent_id, deadline=deadline, cancel=cancel, progress=progress)
-        async with self._locks.hold(agent_id):
+        async with AsyncExitStack() as held:
+            if self._locks is not None:
+                await held.enter_async_context(self._locks.hold(agent_id))
+            await self._sweep([agent_id], deadline, cancel)
             return await self._drain(agent_id, deadline=deadline, cancel=cancel, progress=progress)
 
     async def drain_agents(
@@ -135,6 +140,7 @@ class EmbeddingDrain:
                 # Sorted: two drains over overlapping agents can never wait on each other.
                 for agent_id in sorted(set(agent_ids)):
                     await held.enter_async_context(self._locks.hold(agent_id))
+            await self._sweep(agent_ids, deadline, cancel)
             batch: dict[str, list[Claim]] = {}
             more: list[str] = []
             room, order = limit, list(dict.fromkeys(agent_ids))
@@ -147,6 +153,14 @@ class EmbeddingDrain:
                     more = order[position:]  # this one may have more; the rest were not asked
                     break
             return await self._embed_batch(batch, deadline=deadline, cancel=cancel), more
+
+    async def _sweep(
+        self, agent_ids: Sequence[str], deadline: Deadline, cancel: CancellationToken
+    ) -> None:
+        """Finish what an earlier batch or delete left (under the locks just taken)."""
+        for agent_id in dict.fromkeys(agent_ids):
+            if self._cleanup.behind(agent_id):
+                await self._cleanup.sweep(agent_id, deadline=deadline, cancel=cancel)
 
     async def _drain(
         self,
@@ -185,7 +199,10 @@ class EmbeddingDrain:
 
         Each state moves pending → vector written → ready by revision CAS; a lost CAS (the
         claim was edited, deleted or fenced meanwhile) deletes its vector again, so a claim
-        deleted while queued keeps no vector (R-WRITE-6, R-VEC-4)."""
+        deleted while queued keeps no vector (R-WRITE-6, R-VEC-4). Before any vector is
+        written its cleanup row is queued, and only an outcome settled — the CAS won, or the
+        vector deleted again — finishes it: a failure, a cut deadline or a kill anywhere
+        after the write leaves the row for the agent's next pass (R-FORGET-1)."""
         claims = [claim for pending in batch.values() for claim in pending]
         if not claims:
             return DrainReport()
@@ -204,6 +221,7 @@ class EmbeddingDrain:
             marked = self._store.mark_embeddings(marks, now=self._clock.now())
             return DrainReport(fts_only=sum(marked))
         assert self._vectors is not None and self._gateway is not None
+        queued: list[str] = []
         try:
             # The gateway accounts a call to one agent: the batch's first. A clear of another
             # agent in it does not abort the call, but fences its marks (the CAS loses and
@@ -214,6 +232,11 @@ class EmbeddingDrain:
             for agent_id, pending in batch.items():
                 theirs = {claim.id: vectors[claim.id] for claim in pending if claim.id in vectors}
                 if theirs:
+                    # Raises StoreError when the claim store refuses: nothing written yet.
+                    self._store.queue_vector_cleanup(
+                        agent_id, list(theirs), source=CleanupSource.DRAIN
+                    )
+                    queued.append(agent_id)
                     await self._vectors.upsert(
                         agent_id, identity, theirs, deadline=deadline, cancel=cancel
                     )
@@ -235,25 +258,37 @@ class EmbeddingDrain:
                 now=self._clock.now(),
             )
         # Time running out or a cancel mid-batch ends the drain like a failed call: the
-        # claims stay pending for the next drain (vectors already written are orphans,
-        # never recalled, and removed by the next warm-up's coverage check).
+        # claims stay pending for the next drain, and the vectors already written keep
+        # their cleanup rows (never recalled meanwhile: no ready claim).
         except (ProviderError, StoreError, DeadlineExceeded, OperationCancelled) as exc:
             agents = ", ".join(batch)
             log.warning("embedding drain failed for agent %s: %s", agents, type(exc).__name__)
+            for agent_id in queued:
+                self._cleanup.left(agent_id)
             return DrainReport(failed=True)
+        except BaseException:
+            for agent_id in queued:
+                self._cleanup.left(agent_id)
+            raise
         for claim_id in refused:
             log.warning("embedding of claim %s refused by the provider: marked error", claim_id)
         losers: dict[str, list[str]] = {}
+        winners: dict[str, list[str]] = {}
         embedded = rejected = 0
         for claim, ok in zip(written, marked, strict=True):
             if claim.id in refused:
                 rejected += ok
             elif ok:
                 embedded += 1
+                winners.setdefault(owner[claim.id], []).append(claim.id)
             else:
                 losers.setdefault(owner[claim.id], []).append(claim.id)
+        for agent_id, ids in winners.items():
+            self._cleanup.finish(agent_id, ids, CleanupSource.DRAIN)
         for agent_id, ids in losers.items():
-            await self._forget(agent_id, ids, deadline=deadline, cancel=cancel)
+            await self._forget(
+                agent_id, ids, deadline=deadline, cancel=cancel, source=CleanupSource.DRAIN
+            )
         return DrainReport(
             embedded=embedded, lost_races=sum(map(len, losers.values())), rejected=rejected
         )

@@ -4,22 +4,25 @@ The claim store is the authority; vectors are a projection (R-STORE-2). Warm-up 
 coverage against the store's ready claims and earns a ready certificate (R-VEC-4); the
 embedding drain (`drain_batch.EmbeddingDrain`) moves claims pending → vector written → ready
 by revision CAS, and deletes the vector again when the CAS loses (an orphan, R-WRITE-6);
-forgetting deletes vectors only after the authoritative delete committed (R-FORGET-1). With
-no embedder configured, pending claims become `fts_only`.
+forgetting deletes vectors only after the authoritative delete committed (R-FORGET-1), each
+vector delete tracked by a durable cleanup row until it is done (`cleanup`). With no
+embedder configured, pending claims become `fts_only`.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.domain.errors import AgentMemoryError, IdentityMismatch
-from memory_core.ports.claims import EmbeddingBookkeeping
+from memory_core.domain.errors import AgentMemoryError, IdentityMismatch, StoreError
+from memory_core.ports.claims import WHOLE_NAMESPACE, CleanupSource, EmbeddingBookkeeping
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.scheduler import TaskHandle, TaskScheduler
 from memory_core.ports.vectors import ReadyCertificate, VectorStore, VectorStoreCold
 from memory_core.services.providers.gateway.service import ProviderGateway
+from memory_core.services.vectors.cleanup import CleanupQueue
 from memory_core.services.vectors.drain_batch import DrainReport, EmbeddingDrain
 from memory_core.services.write.fences import AgentLocks
 
@@ -55,6 +58,7 @@ class VectorIndex:
         self._infra = infra_clock
         self._warming: dict[str, TaskHandle] = {}
         self._config_generation = 1
+        self.cleanup = CleanupQueue(store=store, vectors=vectors, on_dropped=self.invalidate)
         self._embedding = EmbeddingDrain(
             store=store,
             vectors=vectors,
@@ -62,6 +66,7 @@ class VectorIndex:
             domain_clock=domain_clock,
             locks=locks,
             forget=self.forget,
+            cleanup=self.cleanup,
             batch_limit=batch_limit,
         )
 
@@ -127,14 +132,40 @@ class VectorIndex:
         the agent still has no certificate once the lock is held — a background warm-up
         queued behind another must not warm again (a failing provider would drop the
         certificate the first one earned)."""
-        if self._locks is None:
+        async with self._hold(agent_id):
             if if_cold and (certificate := self.certificate(agent_id)) is not None:
                 return certificate
+            if self.cleanup.behind(agent_id):
+                await self.cleanup.sweep(agent_id, deadline=deadline, cancel=cancel)
             return await self._warm(agent_id, deadline=deadline, cancel=cancel)
-        async with self._locks.hold(agent_id):
-            if if_cold and (certificate := self.certificate(agent_id)) is not None:
-                return certificate
-            return await self._warm(agent_id, deadline=deadline, cancel=cancel)
+
+    async def finish_cleanups(self, *, deadline: Deadline, cancel: CancellationToken) -> int:
+        """The start-up sweep: finish every agent's cleanup rows a failure, a cut deadline
+        or a kill left (R-FORGET-1), agent by agent under its lock. Returns the ids settled."""
+        if self._vectors is None:
+            return 0
+        settled = 0
+        try:
+            agents = self.cleanup.agents()
+        except StoreError as exc:
+            log.warning("vector cleanup sweep deferred: %s", type(exc).__name__)
+            return 0
+        for agent_id in agents:
+            if deadline.expired or cancel.cancelled:
+                break
+            async with self._hold(agent_id):
+                settled += await self.cleanup.sweep(agent_id, deadline=deadline, cancel=cancel)
+        return settled
+
+    def note_forgetting(self, agent_id: str, claim_ids: Sequence[str]) -> None:
+        """Queue the vector cleanup of claims about to be deleted, BEFORE the delete
+        commits, so a kill right after the commit cannot leave their vectors untracked.
+        Call with no await between it and the commit: a sweep could otherwise run between
+        them, see the claims still READY and keep their vectors."""
+        self.cleanup.queue(agent_id, claim_ids, CleanupSource.FORGET)
+
+    def _hold(self, agent_id: str) -> AbstractAsyncContextManager[None]:
+        return nullcontext() if self._locks is None else self._locks.hold(agent_id)
 
     async def drain(
         self,
@@ -231,32 +262,41 @@ class VectorIndex:
         *,
         deadline: Deadline,
         cancel: CancellationToken,
+        source: CleanupSource = CleanupSource.FORGET,
     ) -> bool:
         """Delete vectors of claims whose authoritative change already committed.
 
-        A failure is not fatal: without a ready claim the vector is an orphan, never used by
-        recall, and removed at the next warm-up's coverage check (R-VEC-4).
+        A failure is not fatal: the cleanup row queued first (`source`: who asks) stays, and
+        the agent's next drain or warm-up, or the next start, finishes it; meanwhile the
+        vector has no ready claim and recall never uses it (R-FORGET-1, R-VEC-4).
         """
         if self._vectors is None or not claim_ids:
             return True
+        self.cleanup.queue(agent_id, claim_ids, source)
         try:
             await self._vectors.delete(agent_id, claim_ids, deadline=deadline, cancel=cancel)
         except AgentMemoryError as exc:
             log.warning("vector delete deferred for agent %s: %s", agent_id, type(exc).__name__)
             self.invalidate(agent_id)
+            self.cleanup.left(agent_id)
             return False
+        self.cleanup.finish(agent_id, claim_ids, source)
         return True
 
     async def drop_agent(
         self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
     ) -> bool:
-        """Remove the agent's whole namespace (clear's vector phase, retirement)."""
+        """Remove the agent's whole namespace (clear's vector phase, retirement). Deferred
+        (False), the namespace's cleanup row stays for a later pass to drop it."""
         self.invalidate(agent_id)
         if self._vectors is None:
             return True
+        self.cleanup.queue(agent_id, [WHOLE_NAMESPACE], CleanupSource.NAMESPACE)
         try:
             await self._vectors.drop_agent(agent_id, deadline=deadline, cancel=cancel)
         except AgentMemoryError as exc:
             log.warning("vector drop deferred for agent %s: %s", agent_id, type(exc).__name__)
+            self.cleanup.left(agent_id)
             return False
+        self.cleanup.finish(agent_id, [WHOLE_NAMESPACE], CleanupSource.NAMESPACE)
         return True
