@@ -223,6 +223,12 @@ class EmbeddingDrain:
         assert self._vectors is not None and self._gateway is not None
         queued: list[str] = []
         try:
+            # Before the model call, so a claim store that refuses the write (its lock held
+            # elsewhere) costs no call: nothing is embedded or written.
+            for agent_id, pending in batch.items():
+                ids = [claim.id for claim in pending]
+                self._store.queue_vector_cleanup(agent_id, ids, source=CleanupSource.DRAIN)
+                queued.append(agent_id)
             # The gateway accounts a call to one agent: the batch's first. A clear of another
             # agent in it does not abort the call, but fences its marks (the CAS loses and
             # the vectors are deleted again below).
@@ -232,11 +238,6 @@ class EmbeddingDrain:
             for agent_id, pending in batch.items():
                 theirs = {claim.id: vectors[claim.id] for claim in pending if claim.id in vectors}
                 if theirs:
-                    # Raises StoreError when the claim store refuses: nothing written yet.
-                    self._store.queue_vector_cleanup(
-                        agent_id, list(theirs), source=CleanupSource.DRAIN
-                    )
-                    queued.append(agent_id)
                     await self._vectors.upsert(
                         agent_id, identity, theirs, deadline=deadline, cancel=cancel
                     )
@@ -273,17 +274,20 @@ class EmbeddingDrain:
         for claim_id in refused:
             log.warning("embedding of claim %s refused by the provider: marked error", claim_id)
         losers: dict[str, list[str]] = {}
-        winners: dict[str, list[str]] = {}
+        settled: dict[str, list[str]] = {}
         embedded = rejected = 0
         for claim, ok in zip(written, marked, strict=True):
             if claim.id in refused:
                 rejected += ok
             elif ok:
                 embedded += 1
-                winners.setdefault(owner[claim.id], []).append(claim.id)
             else:
                 losers.setdefault(owner[claim.id], []).append(claim.id)
-        for agent_id, ids in winners.items():
+        lost = {claim_id for ids in losers.values() for claim_id in ids}
+        for claim in claims:  # settled: the CAS won, or no vector was written (refused)
+            if claim.id not in lost:
+                settled.setdefault(owner[claim.id], []).append(claim.id)
+        for agent_id, ids in settled.items():
             self._cleanup.finish(agent_id, ids, CleanupSource.DRAIN)
         for agent_id, ids in losers.items():
             await self._forget(
