@@ -112,7 +112,9 @@ class Agents:
         self._clock = clock
         # An in-memory namespace lives only while open: never evict one.
         self._max_open = max_open if root is not None else None
-        self.guard = NativeGuard(grace_seconds=grace_seconds)
+        # One worker per namespace that may be open (calls of one agent run one at a time);
+        # as many spares for calls that hang, so threads stay bounded at twice that.
+        self.guard = NativeGuard(grace_seconds=grace_seconds, workers=max_open, spare=max_open)
         self._housekeeping = housekeeping_seconds
         self._page_rows = migration_page_rows
         self._on_step: StepHook = on_step or (lambda step: None)
@@ -310,6 +312,7 @@ class Agents:
                 continue
             async with agent.lock:
                 await self._close_quietly(agent)
+        self.guard.close()
 
     # --- internals --------------------------------------------------------------------
 
