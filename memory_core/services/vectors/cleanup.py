@@ -48,16 +48,16 @@ class CleanupQueue:
         self._on_dropped = on_dropped  # the namespace went: its certificate with it
         self._behind: set[str] | None = None  # None: not read from the store yet
 
-    def queue(self, agent_id: str, claim_ids: Sequence[str], source: CleanupSource) -> bool:
-        """Queue the rows; False (logged) when the claim store refused the write."""
+    def queue(self, agent_id: str, claim_ids: Sequence[str], source: CleanupSource) -> None:
+        """Queue the rows. A claim store refusing the write is logged and the caller goes on:
+        its vector delete is still tried, and a failing one also drops the certificate, so
+        the next warm-up's coverage check removes what is left (no durable row then)."""
         if self._vectors is None or not claim_ids:
-            return True
+            return
         try:
             self._store.queue_vector_cleanup(agent_id, claim_ids, source=source)
         except StoreError as exc:
             log.warning("vector cleanup not queued for agent %s: %s", agent_id, type(exc).__name__)
-            return False
-        return True
 
     def finish(self, agent_id: str, claim_ids: Sequence[str], source: CleanupSource) -> None:
         """The vectors' fate is settled; rows a failing store keeps are swept later (their
