@@ -227,6 +227,46 @@ def bench_size(count: int, queries_per_size: int, sql_repeats: int, seed: int) -
     }
 
 
+def guard_overhead(calls: int) -> dict[str, dict[str, float]]:
+    """Per-call cost of the native-call guard (`duckdb_vectors.guard`): a call that does
+    nothing, and a one-row DuckDB point query, each `calls` times after 200 to warm up. The
+    first is pure overhead: the worker hand-off and the result's way back to the loop."""
+    from memory_adapters.duckdb_vectors.guard import NativeGuard
+
+    guard = NativeGuard(grace_seconds=5.0, workers=8, spare=8)
+    clock = MonotonicClock()
+    conn = duckdb.connect()
+    conn.execute("CREATE TABLE t AS SELECT range AS i FROM range(1000)")
+    works: dict[str, Callable[[object], object]] = {
+        "noop": lambda abort: None,
+        "point_query": lambda abort: conn.execute("SELECT i FROM t WHERE i = 7").fetchall(),
+    }
+
+    async def measure() -> dict[str, dict[str, float]]:
+        out = {}
+        for name, work in works.items():
+            samples = []
+            for n in range(200 + calls):
+                started = time.perf_counter()
+                await guard.run(
+                    work, what=name, deadline=Deadline.after(clock, 5), cancel=CancellationToken()
+                )
+                if n >= 200:
+                    samples.append(time.perf_counter() - started)
+            samples.sort()
+            out[name] = {
+                "p50_us": round(1e6 * statistics.median(samples), 1),
+                "p99_us": round(1e6 * samples[int(0.99 * (len(samples) - 1))], 1),
+            }
+        return out
+
+    try:
+        return asyncio.run(measure())
+    finally:
+        guard.close()
+        conn.close()
+
+
 def run(sizes: Sequence[int], *, quick: bool = False, seed: int = 20261130) -> dict[str, Any]:
     """The whole benchmark; returns the JSON document."""
     load_before = os.getloadavg()
@@ -293,7 +333,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="10k and 100k only")
     parser.add_argument("--sizes", help="comma-separated table sizes (overrides --quick)")
     parser.add_argument("--json", type=Path, default=RESULTS, help=f"default: {RESULTS}")
+    parser.add_argument(
+        "--guard-calls",
+        type=int,
+        default=0,
+        help="only measure the native-call guard's per-call overhead over this many calls",
+    )
     args = parser.parse_args(argv)
+    if args.guard_calls:
+        print(json.dumps({"guard": guard_overhead(args.guard_calls)}, indent=2))
+        return 0
     if args.sizes:
         sizes = [int(size) for size in args.sizes.split(",")]
     else:

@@ -11,7 +11,13 @@ from memory_contracts.fake_claim_table import FakeStoreBase
 from memory_core.domain.claims import Claim, EmbeddingIdentity, EmbeddingState
 from memory_core.domain.errors import ValidationError
 from memory_core.domain.scope import ScopeFilter
-from memory_core.ports.claims import EmbeddingMark, FtsHit, MatchMode
+from memory_core.ports.claims import (
+    CleanupSource,
+    EmbeddingMark,
+    FtsHit,
+    MatchMode,
+    VectorCleanup,
+)
 from memory_core.storage.drafts import stored_time
 
 __all__ = ["MAX_SEARCH_TERMS", "FakeClaimSearch", "FakeEmbeddingBookkeeping"]
@@ -21,6 +27,13 @@ MAX_SEARCH_TERMS = 32  # the SQL stores read at most this many terms, too
 
 def _ready_with(claim: Claim, identity: EmbeddingIdentity) -> bool:
     return claim.embedding_state is EmbeddingState.READY and claim.embedding == identity
+
+
+def _kept(claim: Claim | None) -> bool:
+    """A cleanup's claim that keeps its vector: recallable and READY (fenced: not found)."""
+    return (
+        claim is not None and claim.is_recallable and claim.embedding_state is EmbeddingState.READY
+    )
 
 
 class FakeClaimSearch(FakeStoreBase):
@@ -129,3 +142,31 @@ class FakeEmbeddingBookkeeping(FakeStoreBase):
             )
             for mark in marks
         ]
+
+    def queue_vector_cleanup(
+        self, agent_id: str, claim_ids: Sequence[str], *, source: CleanupSource
+    ) -> None:
+        kind = CleanupSource(source).value
+        self._open().cleanups.update((agent_id, claim_id, kind) for claim_id in claim_ids)
+
+    def pending_vector_cleanups(
+        self, agent_id: str | None = None, *, limit: int
+    ) -> Sequence[VectorCleanup]:
+        table = self._open()
+        pairs = sorted({(o, c) for o, c, _ in table.cleanups if agent_id in (None, o)})
+        return [
+            VectorCleanup(
+                agent_id=owner, claim_id=claim_id, keep=_kept(table.find(owner, claim_id))
+            )
+            for owner, claim_id in pairs[: max(limit, 0)]
+        ]
+
+    def finish_vector_cleanup(
+        self, agent_id: str, claim_ids: Sequence[str], *, source: CleanupSource | None
+    ) -> int:
+        table, ids = self._open(), set(claim_ids)
+        kinds = {s.value for s in CleanupSource} if source is None else {source.value}
+        done = {row for row in table.cleanups if row[0] == agent_id and row[1] in ids}
+        done = {row for row in done if row[2] in kinds}
+        table.cleanups -= done
+        return len(done)

@@ -58,6 +58,9 @@ class ClaimTable:
         self.events: dict[tuple[str, int], Any] = {}
         self.conflicts: dict[tuple[str, str], str] = {}  # (owner, challenger) -> target
         self.personas: dict[tuple[str, str], Any] = {}  # (owner, id) -> PersonaVersion
+        # The vector-cleanup queue: (owner, claim id, source). Not in TABLES: no transaction
+        # writes it beside other tables, and clear and retirement leave it, as in SQL.
+        self.cleanups: set[tuple[str, str, str]] = set()
 
     @contextmanager
     def transaction(self) -> Iterator[ClaimTable]:

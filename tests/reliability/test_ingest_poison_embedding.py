@@ -23,7 +23,8 @@ from memory_core.domain.errors import ProviderResponseError, ProviderUnavailable
 from memory_core.ports.providers import EmbeddingPurpose
 from memory_core.services.memory import CheckStatus
 from memory_core.services.providers.gateway.service import ProviderGateway
-from memory_core.services.vectors.index import DrainReport, VectorIndex
+from memory_core.services.vectors.drain_batch import DrainReport
+from memory_core.services.vectors.index import VectorIndex
 from memory_core.settings import MemorySettings
 
 AGENT = "agent-a"

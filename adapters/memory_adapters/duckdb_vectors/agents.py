@@ -10,24 +10,19 @@ the agent's generation on, so certificates of an earlier generation lapse — ex
 eviction parks the agent's certificate: reopening the agent in this object restores it
 (`resume`), since every change to the file meanwhile went through this object too.
 
-Forgetting reaches the file's bytes promptly: a delete schedules a scrub, which rewrites
-the open file with its live rows `scrub_delay_seconds` later (deletes in that window share
-one rewrite) while queries keep scanning the resident matrix; the scrub marker covers a
-kill before it, and closing or the next open finishes it (R-PRIV-3). A clean close leaves
-the matrix's snapshot beside the file for the next warm-up (`snapshot`).
+Forgetting reaches the file's bytes promptly: a delete schedules a scrub (`scrub`), and a
+close with deletes since the last rewrite compacts the file (R-PRIV-3). A clean close
+leaves the matrix's snapshot beside the file for the next warm-up (`snapshot`). What an
+agent keeps across opens is `agent.Agent`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
-
-import duckdb
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.claims import EmbeddingIdentity
@@ -41,55 +36,22 @@ from memory_core.ports.clock import InfraClock
 from memory_core.ports.vectors import ReadyCertificate, VectorHealth, VectorStoreCold
 
 from . import snapshot
+from .agent import Agent
 from .agent_store import AgentStore
 from .files import StoreFiles, file_stem, fsync_directory, remove_quietly
 from .guard import AbortFlag, NativeGuard
 from .opener import Opened, create_in_memory, open_files, republish
-from .publish import StepHook, compact, open_v2
+from .publish import StepHook, compact
+from .scrub import ScrubMethods
 
-__all__ = ["Agent", "Agents"]
+__all__ = ["Agents"]
 
 _log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 
-class _Connection:
-    """The connection a worker is using right now, so the guard can interrupt it."""
-
-    def __init__(self) -> None:
-        self.current: duckdb.DuckDBPyConnection | None = None
-
-    def bind(self, conn: duckdb.DuckDBPyConnection | None) -> None:
-        self.current = conn
-
-    def interrupt(self) -> None:
-        conn = self.current
-        if conn is not None:
-            conn.interrupt()
-
-
-class Agent:
-    """What outlives an agent's open/close: its lock, generation and health."""
-
-    def __init__(self, agent_id: str) -> None:
-        self.agent_id = agent_id
-        self.lock = asyncio.Lock()  # serialises opening, writes, rebuilds and drops
-        self.store: AgentStore | None = None
-        self.generation = 0
-        self.quarantined = False
-        self.suspect = False
-        self.connection = _Connection()
-        # The certificate an eviction closed; cleared by anything else that moves the
-        # generation (rebuild, drop, quarantine, a plain close) or by a fresh warm-up.
-        self.parked: ReadyCertificate | None = None
-
-    def next_generation(self) -> int:
-        self.generation += 1
-        return self.generation
-
-
-class Agents:
+class Agents(ScrubMethods):
     """The agents of one store object, on `root` (None: private in-memory databases)."""
 
     def __init__(
@@ -112,15 +74,15 @@ class Agents:
         self._clock = clock
         # An in-memory namespace lives only while open: never evict one.
         self._max_open = max_open if root is not None else None
-        self.guard = NativeGuard(grace_seconds=grace_seconds)
+        # One worker per namespace that may be open (calls of one agent run one at a time);
+        # as many spares for calls that hang, so threads stay bounded at twice that.
+        self.guard = NativeGuard(grace_seconds=grace_seconds, workers=max_open, spare=max_open)
         self._housekeeping = housekeeping_seconds
         self._page_rows = migration_page_rows
         self._on_step: StepHook = on_step or (lambda step: None)
         self._agents: dict[str, Agent] = {}
         self._open: OrderedDict[str, None] = OrderedDict()  # least recently used first
-        self._scrub_delay = scrub_delay_seconds
-        self._scrubs: dict[str, asyncio.Task[None]] = {}
-        self._scrubs_waiting: set[str] = set()  # still in their delay: safe to cancel
+        self._init_scrubs(scrub_delay_seconds)
         self.closed = False
 
     def get(self, agent_id: str, *, allow_quarantined: bool = False) -> Agent:
@@ -274,42 +236,18 @@ class Agents:
                 cancel=cancel,
             )
 
-    def scrub_soon(self, agent: Agent) -> None:
-        """Rewrite the agent's file without its deleted rows `scrub_delay_seconds` from now,
-        unless a scrub is already due. Call from the event loop after a delete."""
-        if self.root is None or self.closed:
-            return
-        loop = asyncio.get_running_loop()
-        due = self._scrubs.get(agent.agent_id)
-        # A task of a loop that has since ended (a host running one `asyncio.run` after
-        # another) never runs again: schedule on this one.
-        if due is not None and not due.done() and due.get_loop() is loop:
-            return
-        self._scrubs[agent.agent_id] = loop.create_task(
-            self._scrub_later(agent), name=f"vector-scrub:{agent.agent_id}"
-        )
-
     async def close_all(self) -> None:
         """Close every open namespace; later calls raise StoreError."""
         if self.closed:
             return
         self.closed = True
-        # A scrub still in its delay is dropped: closing compacts that file anyway. One
-        # already rewriting is waited for (a native call is never abandoned midway).
-        loop = asyncio.get_running_loop()
-        due = [task for task in self._scrubs.values() if task.get_loop() is loop]
-        for agent_id, task in list(self._scrubs.items()):
-            if agent_id in self._scrubs_waiting:
-                task.cancel()
-        for task in due:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._scrubs.clear()
+        await self._settle_scrubs()
         for agent in list(self._agents.values()):
             if agent.quarantined or agent.store is None:
                 continue
             async with agent.lock:
                 await self._close_quietly(agent)
+        self.guard.close()
 
     # --- internals --------------------------------------------------------------------
 
@@ -411,54 +349,6 @@ class Agents:
         except OSError as exc:
             # Only the next warm-up's speed depends on it: it reads DuckDB instead.
             _log.warning("vector snapshot for agent=%s not written: %s", agent.agent_id, exc)
-
-    async def _scrub_later(self, agent: Agent) -> None:
-        self._scrubs_waiting.add(agent.agent_id)
-        try:
-            await asyncio.sleep(self._scrub_delay)
-            self._scrubs_waiting.discard(agent.agent_id)
-            async with agent.lock:
-                store = agent.store
-                # Closed or dropped meanwhile: its close compacted the file, or it is gone.
-                if store is None or agent.quarantined or self.closed:
-                    return
-                if not self._files(agent.agent_id).scrub.exists():
-                    return
-                await self.run(
-                    agent,
-                    lambda abort: self._compact_open(agent, store, abort),
-                    what="scrub",
-                    deadline=Deadline.after(self._clock, self._housekeeping),
-                    cancel=CancellationToken(),
-                )
-        except StoreError as exc:
-            # The marker stays: the close or the next open rewrites the file instead.
-            _log.warning("vector scrub deferred for agent=%s: %s", agent.agent_id, exc)
-        except DeadlineExceeded:
-            _log.warning("vector scrub deferred for agent=%s: deadline", agent.agent_id)
-        finally:
-            self._scrubs_waiting.discard(agent.agent_id)
-            if self._scrubs.get(agent.agent_id) is asyncio.current_task():
-                del self._scrubs[agent.agent_id]
-
-    def _compact_open(self, agent: Agent, store: AgentStore, abort: AbortFlag) -> None:
-        """Rewrite an open namespace's file with its live rows and reopen it. The matrix,
-        certificate and generation stand: the rows it holds are the same."""
-        files = self._files(agent.agent_id)
-        store.conn.close()
-        try:
-            compact(
-                files,
-                store.identity,
-                abort=abort,
-                on_step=self._on_step,
-                bind=agent.connection.bind,
-            )
-        finally:
-            # The rewritten file, or the old one if the rewrite stopped before its rename;
-            # a file that no longer opens quarantines the agent.
-            store.conn, _ = open_v2(files, after_publish=True)
-            agent.connection.bind(store.conn)
 
     async def _close_quietly(self, agent: Agent, *, park: bool = False) -> None:
         deadline = Deadline.after(self._clock, self._housekeeping)

@@ -1,12 +1,15 @@
-"""Native calls under a deadline: a worker thread, `interrupt()` on overrun, quarantine on a hang.
+"""Native calls under a deadline: a pooled worker, `interrupt()` on overrun, quarantine on a hang.
 
-Every DuckDB call runs in its own daemon thread so the event loop never blocks and a stuck
-call can never hold up interpreter exit. When the deadline passes or the token is cancelled,
+Every DuckDB call runs on one of the store's daemon workers (`workers.Workers`: a bounded
+set, reused) so the event loop never blocks and a stuck call can never hold up interpreter
+exit. A call still waiting for a worker when its deadline passes is withdrawn and raises
+DeadlineExceeded at once. When the deadline passes or the token is cancelled,
 the guard sets the call's abort flag and interrupts its connection (repeatedly, so a statement
 that starts just after the first interrupt is caught too), then waits a grace period for the
 thread to settle. A call that settles becomes its result or a typed error; one that does not
 settle, or fails with a fatal native error, raises StoreQuarantined, on which the store
-quarantines the agent — never a hang (R-VEC-3).
+quarantines the agent — never a hang (R-VEC-3); its worker is written off and a spare may
+take its place, so hung calls cost at most `workers + spare` threads in all.
 
 Timing: the deadline's remaining seconds at the start of the call become a budget on the
 event loop's clock. In production the deadline's InfraClock is the same monotonic clock.
@@ -34,6 +37,7 @@ from memory_core.domain.errors import (
 )
 
 from .schema import is_fatal
+from .workers import Job, Workers
 
 __all__ = ["AbortFlag", "Aborted", "NativeGuard", "translate"]
 
@@ -70,10 +74,15 @@ class AbortFlag:
 class NativeGuard:
     """Runs blocking callables with a deadline, cancellation and a grace period."""
 
-    def __init__(self, *, grace_seconds: float) -> None:
+    def __init__(self, *, grace_seconds: float, workers: int, spare: int) -> None:
         if grace_seconds < 0:
             raise ValueError("grace_seconds must be >= 0")
         self._grace = grace_seconds
+        self.workers = Workers(size=workers, spare=spare, name="duckdb-vectors")
+
+    def close(self) -> None:
+        """Let the idle workers go (a hung one stays, a daemon, until its call returns)."""
+        self.workers.close()
 
     async def run(
         self,
@@ -93,22 +102,30 @@ class NativeGuard:
         abort = AbortFlag()
         woken = asyncio.Event()
 
-        def worker() -> None:
+        def worker() -> tuple[bool, object]:
             try:
-                outcome: tuple[bool, object] = (True, work(abort))
+                return (True, work(abort))
             except BaseException as exc:  # handed to the awaiting task, never lost
-                outcome = (False, exc)
+                return (False, exc)
+
+        def deliver(outcome: object) -> None:
             with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is waiting
                 loop.call_soon_threadsafe(_settle, settled, outcome)
 
         unregister = cancel.on_cancel(lambda: loop.call_soon_threadsafe(woken.set))
-        threading.Thread(target=worker, name=f"duckdb-vectors {what}", daemon=True).start()
+        job = Job(worker, deliver)
+        try:
+            self.workers.submit(job)
+        except RuntimeError:
+            unregister()
+            raise StoreError(f"vector store call {what}: the store is closed") from None
         wake = asyncio.ensure_future(woken.wait())
         try:
             await asyncio.wait({settled, wake}, timeout=budget, return_when="FIRST_COMPLETED")
         except asyncio.CancelledError:
             # The awaiting task itself was cancelled: stop the native call before unwinding.
-            await self._stop(settled, abort, interrupt, what)
+            if not job.withdraw():
+                await self._stop(job, settled, abort, interrupt, what)
             raise
         finally:
             unregister()
@@ -116,7 +133,12 @@ class NativeGuard:
         if settled.done():
             return self._outcome(settled, what, None)
         reason = "cancelled" if cancel.cancelled else "deadline"
-        await self._stop(settled, abort, interrupt, what)
+        if job.withdraw():
+            # Never started (every worker busy or hung): nothing to stop, nothing to wait for.
+            if reason == "cancelled":
+                raise OperationCancelled(f"vector store call {what} was cancelled")
+            raise DeadlineExceeded(f"vector store call {what} exceeded its deadline")
+        await self._stop(job, settled, abort, interrupt, what)
         return self._outcome(settled, what, reason)
 
     async def run_pooled(
@@ -155,6 +177,7 @@ class NativeGuard:
 
     async def _stop(
         self,
+        job: Job,
         settled: asyncio.Future[T],
         abort: AbortFlag,
         interrupt: Callable[[], None] | None,
@@ -173,6 +196,7 @@ class NativeGuard:
                 break
         if not settled.done():
             _log.error("vector store call %s did not settle within %.1fs", what, self._grace)
+            self.workers.abandoned(job)
             raise StoreQuarantined(f"vector store call {what} hung and was quarantined")
 
     def _outcome(self, settled: asyncio.Future[T], what: str, reason: str | None) -> T:
@@ -209,6 +233,6 @@ def translate(exc: BaseException, what: str) -> BaseException:
     return exc
 
 
-def _settle(settled: asyncio.Future[T], outcome: tuple[bool, object]) -> None:
+def _settle(settled: asyncio.Future[T], outcome: object) -> None:
     if not settled.done():
         settled.set_result(outcome)  # type: ignore[arg-type]

@@ -25,6 +25,7 @@ from memory_adapters.postgres_store.projection_schema import working_statements
 from memory_adapters.sql_claims import ddl
 from memory_adapters.sql_claims.queries import RECALLABLE_KINDS_SQL, recallable, sql_list
 from memory_adapters.sql_claims.repair import MARK_TABLE_SQL
+from memory_adapters.sql_claims.vector_cleanup import TABLE_SQL as VECTOR_CLEANUP_TABLE_SQL
 from memory_core.domain.claims import Category, ClaimKind, EmbeddingState, Lifecycle
 from memory_core.domain.directives import DirectiveKind, DirectiveSource, DirectiveStatus
 
@@ -317,6 +318,11 @@ def _v5(conn: psycopg.Connection, extensions: Extensions) -> None:
         conn.execute(statement)
 
 
+def _v6(conn: psycopg.Connection, extensions: Extensions) -> None:
+    # The durable vector-cleanup queue (sql_claims.vector_cleanup, R-FORGET-1).
+    conn.execute(VECTOR_CLEANUP_TABLE_SQL)
+
+
 MIGRATIONS = (
     Migration(
         component=COMPONENT,
@@ -342,5 +348,11 @@ MIGRATIONS = (
         version=5,
         description="stored working projection with a per-agent source generation",
         apply=_v5,
+    ),
+    Migration(
+        component=COMPONENT,
+        version=6,
+        description="durable vector-cleanup queue (vectors of forgotten claims)",
+        apply=_v6,
     ),
 )

@@ -32,6 +32,7 @@ from memory_adapters.sql_claims.maintenance import MaintenanceMethods
 from memory_adapters.sql_claims.persona import PersonaMethods
 from memory_adapters.sql_claims.projection import WorkingProjectionMethods
 from memory_adapters.sql_claims.session import Dialect, Session
+from memory_adapters.sql_claims.vector_cleanup import VectorCleanupMethods
 from memory_core.domain.claims import Claim, ClaimDraft, EmbeddingIdentity, WriteOrigin
 from memory_core.domain.directives import Directive, DirectiveKind, DirectiveStatus
 from memory_core.domain.scope import Scope, ScopeFilter
@@ -62,7 +63,13 @@ def random_id(prefix: str) -> str:
     return f"{prefix}-{secrets.token_hex(8)}"
 
 
-class SqlClaimStore(MaintenanceMethods, ConflictMethods, PersonaMethods, WorkingProjectionMethods):
+class SqlClaimStore(
+    MaintenanceMethods,
+    ConflictMethods,
+    PersonaMethods,
+    WorkingProjectionMethods,
+    VectorCleanupMethods,
+):
     """The shared body of the SQL claim stores; not used on its own."""
 
     def __init__(

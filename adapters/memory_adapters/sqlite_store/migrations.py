@@ -12,6 +12,7 @@ import attrs
 from memory_adapters.sql_claims import ddl
 from memory_adapters.sql_claims.queries import recallable
 from memory_adapters.sql_claims.repair import MARK_TABLE_SQL
+from memory_adapters.sql_claims.vector_cleanup import TABLE_SQL as VECTOR_CLEANUP_TABLE_SQL
 from memory_adapters.sqlite_store import fts
 from memory_adapters.sqlite_store.connection import write_transaction
 from memory_adapters.sqlite_store.projection_schema import working_statements
@@ -175,6 +176,14 @@ def _v10(conn: apsw.Connection) -> None:
         conn.execute(statement)
 
 
+def _v11(conn: apsw.Connection) -> None:
+    # The durable vector-cleanup queue (sql_claims.vector_cleanup): a vector of a claim
+    # forgotten while its embedding was in flight no longer outlives a failed or cut
+    # cleanup, nor a kill (R-FORGET-1). A file from older code may hold such orphans
+    # already: the next warm-up of each agent still deletes them by coverage.
+    conn.execute(VECTOR_CLEANUP_TABLE_SQL)
+
+
 @attrs.frozen(kw_only=True)
 class Migration:
     version: int
@@ -220,6 +229,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         version=10,
         description="stored working projection with a per-agent source generation",
         apply=_v10,
+    ),
+    Migration(
+        version=11,
+        description="durable vector-cleanup queue (vectors of forgotten claims)",
+        apply=_v11,
     ),
 )
 LATEST_VERSION = MIGRATIONS[-1].version

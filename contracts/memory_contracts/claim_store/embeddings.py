@@ -10,11 +10,14 @@ from memory_contracts.claim_store.support import IDENTITY
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import EmbeddingState
 from memory_core.ports.claims import (
+    WHOLE_NAMESPACE,
     ClaimReader,
     ClaimWriter,
     EmbeddingBookkeeping,
     EmbeddingMark,
+    VectorCleanup,
 )
+from memory_core.ports.claims import CleanupSource as Source
 
 __all__ = ["EmbeddingBookkeepingContract", "EmbeddingStore"]
 
@@ -133,3 +136,35 @@ class EmbeddingBookkeepingContract(RoleCases):
         assert embedding_store.get(A, stale.id).embedding_state is EmbeddingState.PENDING
         assert embedding_store.get(A, refused.id).embedding_state is EmbeddingState.ERROR
         assert list(embedding_store.mark_embeddings([], now=clock.now())) == []
+
+    def test_the_vector_cleanup_queue_says_which_vectors_may_stay_and_keeps_each_source(
+        self, embedding_store: EmbeddingStore, clock: ManualClock
+    ) -> None:
+        """R-FORGET-1, R-VEC-4: a queued claim keeps its vector only while it is READY; a
+        path finishes only its own source's rows; the whole-namespace row names no claim."""
+        ready, pending, gone = (self._add(embedding_store, clock, f"queued {i}") for i in range(3))
+        self._ready(embedding_store, clock, ready)
+        self._ready(embedding_store, clock, gone)
+        embedding_store.archive(A, gone.id, now=clock.now())
+        theirs = self._add(embedding_store, clock, "their queued fact", agent_id=B)
+        ids = [ready.id, pending.id, gone.id]
+        embedding_store.queue_vector_cleanup(A, ids, source=Source.DRAIN)
+        embedding_store.queue_vector_cleanup(A, [gone.id, gone.id], source=Source.FORGET)
+        embedding_store.queue_vector_cleanup(A, [WHOLE_NAMESPACE], source=Source.NAMESPACE)
+        embedding_store.queue_vector_cleanup(B, [theirs.id], source=Source.DRAIN)
+        embedding_store.queue_vector_cleanup(B, [], source=Source.DRAIN)
+        keep = {ready.id: True, pending.id: False, gone.id: False, WHOLE_NAMESPACE: False}
+        expected = [VectorCleanup(agent_id=A, claim_id=i, keep=keep[i]) for i in sorted(keep)]
+        assert list(embedding_store.pending_vector_cleanups(A, limit=10)) == expected
+        assert list(embedding_store.pending_vector_cleanups(A, limit=2)) == expected[:2]
+        everyone = embedding_store.pending_vector_cleanups(limit=10)
+        assert [(c.agent_id, c.claim_id) for c in everyone][-1] == (B, theirs.id)
+        # The drain's rows go; the forget row of the same claim stays until its path ends.
+        assert embedding_store.finish_vector_cleanup(A, ids, source=Source.DRAIN) == 3
+        left = embedding_store.pending_vector_cleanups(A, limit=10)
+        assert [c.claim_id for c in left] == sorted([WHOLE_NAMESPACE, gone.id])
+        assert (
+            embedding_store.finish_vector_cleanup(A, [gone.id, WHOLE_NAMESPACE], source=None) == 2
+        )
+        assert embedding_store.pending_vector_cleanups(A, limit=10) == []
+        assert len(embedding_store.pending_vector_cleanups(B, limit=10)) == 1

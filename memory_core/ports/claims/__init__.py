@@ -50,7 +50,13 @@ from memory_core.ports.claims.directives import (
     DirectiveReader,
     DirectiveStore,
 )
-from memory_core.ports.claims.embeddings import EmbeddingBookkeeping, EmbeddingMark
+from memory_core.ports.claims.embeddings import (
+    WHOLE_NAMESPACE,
+    CleanupSource,
+    EmbeddingBookkeeping,
+    EmbeddingMark,
+    VectorCleanup,
+)
 from memory_core.ports.claims.forgetting import (
     ClearPhase,
     ClearProgress,
@@ -91,12 +97,14 @@ from memory_core.ports.claims.search import ClaimSearch, FtsHit, MatchMode
 
 __all__ = [
     "MAX_DIRTY_BATCH",
+    "WHOLE_NAMESPACE",
     "AuditEvent",
     "AuditReader",
     "ClaimReader",
     "ClaimSearch",
     "ClaimStore",
     "ClaimWriter",
+    "CleanupSource",
     "ClearPhase",
     "ClearProgress",
     "ClearStatus",
@@ -129,6 +137,7 @@ __all__ = [
     "Resolution",
     "StoreMaintenance",
     "StoredWorking",
+    "VectorCleanup",
     "WorkingProjections",
     "WorkingSnapshot",
 ]

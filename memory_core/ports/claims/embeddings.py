@@ -1,10 +1,19 @@
 """Embedding bookkeeping: the per-claim embedding state the vector index drives (R-WRITE-6,
-R-VEC-4, R-PROV-4). The state is bookkeeping: no call here changes a revision."""
+R-VEC-4, R-PROV-4), and the durable vector-cleanup queue (R-FORGET-1). The state is
+bookkeeping: no call here changes a revision.
+
+The cleanup queue closes every interleaving of forgetting with an embedding in flight: a
+row, written before a vector may exist that must not outlive its claim, says "this claim's
+vector goes unless the claim is READY". Ids only, never content. Each path finishes the rows
+of its own source once the vector's fate is settled; what a failure, a cut deadline or a
+kill leaves is finished by the next pass (the agent's next drain or warm-up, or the start-up
+sweep), and doctor counts it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 import attrs
@@ -13,9 +22,33 @@ from memory_core.domain.claims import Claim, EmbeddingIdentity
 from memory_core.domain.errors import ValidationError
 
 __all__ = [
+    "WHOLE_NAMESPACE",
+    "CleanupSource",
     "EmbeddingBookkeeping",
     "EmbeddingMark",
+    "VectorCleanup",
 ]
+
+# The claim id of a `CleanupSource.NAMESPACE` row: blank, so no claim id can be mistaken for it.
+WHOLE_NAMESPACE = ""
+
+
+class CleanupSource(StrEnum):
+    """Who queued a cleanup row; a path finishes only its own (see the module note)."""
+
+    DRAIN = "drain"  # an embedding batch, before it writes the vectors
+    FORGET = "forget"  # a delete, archive or supersede, before or as it commits
+    NAMESPACE = "namespace"  # a clear or retirement: the agent's whole namespace goes
+
+
+@attrs.frozen(kw_only=True)
+class VectorCleanup:
+    """One claim id (or the whole namespace: `WHOLE_NAMESPACE`) still to be cleaned up. `keep`:
+    the claim is recallable and READY right now, so its vector is legitimate."""
+
+    agent_id: str
+    claim_id: str
+    keep: bool
 
 
 def _identity_if_ready(mark: EmbeddingMark, _: object, identity: EmbeddingIdentity | None) -> None:
@@ -76,4 +109,25 @@ class EmbeddingBookkeeping(Protocol):
         """`mark_embedding` for every mark, in ONE transaction: one answer per mark, in order
         (False exactly where `mark_embedding` would have answered False). A drain batch costs
         one commit instead of one per claim (issue 15)."""
+        ...
+
+    def queue_vector_cleanup(
+        self, agent_id: str, claim_ids: Sequence[str], *, source: CleanupSource
+    ) -> None:
+        """Durably queue cleanup rows, in one transaction; idempotent per (agent, claim id,
+        source). `CleanupSource.NAMESPACE` takes `[WHOLE_NAMESPACE]`. Survives clear and
+        retirement: the rows are what finishes their vector phase."""
+        ...
+
+    def pending_vector_cleanups(
+        self, agent_id: str | None = None, *, limit: int
+    ) -> Sequence[VectorCleanup]:
+        """Distinct queued (agent, claim id) pairs, of one agent or all, ordered by agent
+        then claim id, at most `limit`, each with whether its claim is READY now."""
+        ...
+
+    def finish_vector_cleanup(
+        self, agent_id: str, claim_ids: Sequence[str], *, source: CleanupSource | None
+    ) -> int:
+        """Remove the rows of `source` (every source when None) for these ids; how many."""
         ...

@@ -13,9 +13,10 @@ import attrs
 
 from memory_core.domain.cancellation import CancellationToken
 from memory_core.domain.claims import Claim
+from memory_core.domain.errors import AgentMemoryError
 from memory_core.domain.scope import ScopeFilter, validate_agent_id
 from memory_core.domain.validation import check_bool, check_id, check_instance, check_int
-from memory_core.ports.claims import ClearPhase, ClearProgress
+from memory_core.ports.claims import CleanupSource, ClearPhase, ClearProgress
 from memory_core.ports.telemetry import SpanName
 from memory_core.services.memory.parts import MemoryParts
 
@@ -77,7 +78,14 @@ class MemoryControls(MemoryParts):
         with self._operation(SpanName.DELETE, "delete_memory", agent_id, record) as span:
             self._coordinator.invalidate(agent_id)
             async with self._coordinator.exclusive(agent_id):
-                outcome = self.store.delete(agent_id, claim_id, now=self._clock.now())
+                # Queued before the commit, with no await between: a kill after the commit
+                # still leaves the vector's cleanup to the next start (R-FORGET-1).
+                self.index.note_forgetting(agent_id, [claim_id])
+                try:
+                    outcome = self.store.delete(agent_id, claim_id, now=self._clock.now())
+                except AgentMemoryError:
+                    self.index.cleanup.finish(agent_id, [claim_id], CleanupSource.FORGET)
+                    raise
             self.store.checkpoint()  # forensic: no file keeps what was deleted (R-PRIV-3)
             await self.index.forget(
                 agent_id,
@@ -105,13 +113,18 @@ class MemoryControls(MemoryParts):
     async def resume_clears(
         self, *, progress: ClearListener | None = None
     ) -> Sequence[ClearResult]:
-        """Finish clears a crash interrupted, one agent at a time (R-FORGET-3)."""
+        """Finish clears a crash interrupted, one agent at a time (R-FORGET-3), then the
+        vector cleanups a failure or a kill left (R-FORGET-1)."""
         results = []
         for job in self.store.pending_clears():
             resumed = {"agent_memory.clear.resumed": True}
             with self._operation(SpanName.CLEAR, "delete_memory", job.agent_id, resumed) as span:
                 results.append(await self._finish_clear(job, progress))
                 span.set({"agent_memory.clear.removed": results[-1].removed_count})
+        await self.index.finish_cleanups(
+            deadline=self._deadline(self.settings.vector_clear_seconds),
+            cancel=CancellationToken(),
+        )
         return results
 
     async def _finish_clear(

@@ -78,6 +78,9 @@ class AgentHealth:
     # Claims whose text the embedding provider refused alone (R-WRITE-6): found by recall
     # through full-text search only, until their content changes.
     embedding_errors: int = 0
+    # Vector cleanups still owed (R-FORGET-1): a vector of a claim forgotten while its
+    # embedding was in flight, or whose delete was cut, that a later pass must remove.
+    vector_cleanups: int = 0
 
 
 @attrs.frozen(kw_only=True)
@@ -161,6 +164,10 @@ class MemoryDiagnostics(MemoryParts):
             pending_embeddings=len(self.store.list_pending_embeddings(agent, limit=_COUNT_LIMIT)),
             embedding_errors=sum(c.embedding_state is EmbeddingState.ERROR for c in claims),
             directives=dict(sorted(directives.items())),
+            vector_cleanups=sum(
+                not row.keep
+                for row in self.store.pending_vector_cleanups(agent, limit=_COUNT_LIMIT)
+            ),
         )
         vectors = self.index.vectors
         if vectors is None or identity is None:
@@ -269,13 +276,15 @@ def _vector_check(report: AgentHealth, identity: EmbeddingIdentity | None) -> He
     detail = (
         f"{counts}; {report.vectors} vectors, {report.missing_vectors} missing, "
         f"{report.orphan_vectors} orphans, {report.pending_embeddings} pending, "
-        f"{report.embedding_errors} refused by the embedder"
+        f"{report.embedding_errors} refused by the embedder, "
+        f"{report.vector_cleanups} vector cleanups owed"
     )
     healthy = not (
         report.missing_vectors
         or report.orphan_vectors
         or report.pending_embeddings
         or report.embedding_errors
+        or report.vector_cleanups
     )
     # Missing and orphan vectors are repaired by the next warm-up; say how to force it.
     return HealthCheck(
