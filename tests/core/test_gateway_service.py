@@ -481,19 +481,30 @@ def test_blank_batch_texts_are_refused_before_any_request(clock) -> None:
     assert fake.calls == []
 
 
+def _second_is(bad: object) -> object:
+    """An answer whose second vector is `bad` and whose others are good."""
+    return lambda texts: [bad if n == 1 else [1.0, 2.0, 3.0] for n in range(len(texts))]
+
+
 @pytest.mark.parametrize(
-    "answer",
+    ("answer", "named"),
     [
-        lambda texts: [[1.0, 2.0, 3.0]] * (len(texts) + 1),  # wrong count
-        lambda texts: [[1.0, math.nan, 3.0] for _ in texts],  # non-finite
-        lambda texts: [[1.0, 2.0] for _ in texts],  # dimension differs from the known one
-        lambda texts: [[] for _ in texts],  # empty vector
-        lambda texts: [["a", "b", "c"] for _ in texts],  # not numbers
+        (lambda texts: [[1.0, 2.0, 3.0]] * (len(texts) + 1), "expected 3 vector(s)"),
+        (_second_is([1.0, math.nan, 3.0]), "vector 1 holds a non-finite value"),
+        (_second_is([1.0, math.inf, -math.inf]), "vector 1 holds a non-finite value"),
+        (_second_is([1.0, 2.0]), "vector 1 of 3 has dimension 2 instead of 3"),
+        (_second_is([]), "vector 1 is empty"),
+        (_second_is(["a", "b", "c"]), "vector 1 holds a non-number"),
+        (_second_is(7), "vector 1 is not a sequence of numbers"),
     ],
-    ids=["count", "non-finite", "dimension", "empty", "non-number"],
+    ids=["count", "nan", "infinities", "dimension", "empty", "non-number", "scalar"],
 )
-def test_a_bad_provider_answer_is_a_provider_response_error(clock, answer) -> None:
-    """R-PROV-4: a vector of the wrong count, shape or dimension never passes the gateway."""
+def test_a_bad_provider_answer_is_a_provider_response_error_naming_the_vector(
+    clock, answer, named
+) -> None:
+    """R-PROV-4: a vector of the wrong count, shape, dimension or value never passes the
+    gateway; the typed error names the vector by position (never by its values), the
+    dimension checked before the values."""
     spy = SpyEmbedder(clock)
     gateway = ProviderGateway(clock=clock, embedder=spy, settings=MemorySettings())
     good = asyncio.run(
@@ -503,15 +514,30 @@ def test_a_bad_provider_answer_is_a_provider_response_error(clock, answer) -> No
     )
     assert good.identity.dim == 3
     spy.answer = answer
-    with pytest.raises(ProviderResponseError):
+    with pytest.raises(ProviderResponseError) as caught:
         asyncio.run(
             gateway.embed_batch(
                 agent_id="a",
-                texts=["x", "y"],
+                texts=["x", "y", "z"],
                 deadline=Deadline.after(clock, 5),
                 cancel=_token(),
             )
         )
+    assert named in str(caught.value)
+
+
+def test_finite_values_pass_even_when_their_sum_overflows(clock) -> None:
+    """R-PROV-4: the fast finiteness test (the sum) only ever sends a vector to the exact
+    one; finite values as large as a float can hold are still finite."""
+    big = [1.5e308, 1.5e308, -1.0]
+    spy = SpyEmbedder(clock, answer=lambda texts: [big for _ in texts])
+    gateway = ProviderGateway(clock=clock, embedder=spy, settings=MemorySettings())
+    batch = asyncio.run(
+        gateway.embed_batch(
+            agent_id="a", texts=["x", "y"], deadline=Deadline.after(clock, 5), cancel=_token()
+        )
+    )
+    assert batch.vectors == (tuple(big), tuple(big))
 
 
 def test_dimension_discovery_is_cached_per_identity(clock) -> None:
@@ -628,3 +654,58 @@ def test_diagnostics_serialise_to_plain_json_types(clock) -> None:
     assert payload["counts"] == {"admitted": {"query-embedding": 1}}
     assert payload["inFlight"] == 0
     assert payload["latencies"][0]["outcome"] == "ok"
+
+
+class ShortVectorEmbedder(FakeEmbeddingProvider):
+    """Answers one text with a vector one value short; the others as the fake does."""
+
+    POISON = "the provider answers this one with a short vector"
+
+    async def embed(self, texts: Sequence[str], *, purpose, deadline, cancel):
+        vectors = await super().embed(texts, purpose=purpose, deadline=deadline, cancel=cancel)
+        return [
+            v[:-1] if text == self.POISON else v for text, v in zip(texts, vectors, strict=True)
+        ]
+
+
+def test_a_vector_of_the_wrong_dimension_is_refused_alone_and_the_rest_are_stored() -> None:
+    """R-PROV-4, R-WRITE-6: a batch whose answer holds one vector of the wrong dimension is
+    refused as a whole (typed, naming the vector); the drain halves it until that text stands
+    alone, marks it ERROR and stores every other vector."""
+    from memory_contracts.fake_claim_store import InMemoryClaimStore
+    from memory_contracts.fake_vector_store import InMemoryVectorStore
+    from memory_core.domain.claims import ClaimDraft, EmbeddingState, WriteOrigin
+    from memory_core.services.vectors.index import VectorIndex
+
+    clock = ManualClock()
+    store = InMemoryClaimStore(clock=clock)
+    vectors = InMemoryVectorStore()
+    embedder = ShortVectorEmbedder()
+    gateway = ProviderGateway(
+        clock=clock, embedder=embedder, settings=MemorySettings(embedding_batch_size=4)
+    )
+    index = VectorIndex(store=store, vectors=vectors, gateway=gateway, domain_clock=clock)
+    texts = [f"the user keeps fact number {n}" for n in range(11)]
+    texts[6] = ShortVectorEmbedder.POISON
+    outcomes = store.insert_many(
+        [ClaimDraft(agent_id="a", kind="semantic", content=text) for text in texts],
+        origin=WriteOrigin.EXTRACTION,
+        now=clock.now(),
+    )
+    ids = [outcome.claim.id for outcome in outcomes if outcome.claim is not None]
+    with pytest.raises(ProviderResponseError, match="vector 2 of 4 has dimension 15 instead"):
+        asyncio.run(
+            gateway.embed_batch(
+                agent_id="a",
+                texts=texts[4:8],
+                deadline=Deadline.after(clock, 5),
+                cancel=_token(),
+            )
+        )
+    report = asyncio.run(index.drain("a", deadline=Deadline.after(clock, 30), cancel=_token()))
+    assert (report.embedded, report.rejected, report.failed) == (10, 1, False)
+    states = {claim.id: claim.embedding_state for claim in store.list_claims("a", limit=100)}
+    assert [states[i] for i in ids] == [EmbeddingState.READY] * 6 + [EmbeddingState.ERROR] + [
+        EmbeddingState.READY
+    ] * 4
+    assert store.list_pending_embeddings("a", limit=100) == []

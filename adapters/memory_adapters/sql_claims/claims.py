@@ -6,7 +6,8 @@ decisions are `memory_core.storage`'s; this module runs the statements they call
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 import attrs
@@ -22,9 +23,15 @@ from memory_adapters.sql_claims.rows import (
 from memory_adapters.sql_claims.session import Session
 from memory_core.domain.claims import WriteOrigin
 from memory_core.domain.errors import ClearInProgress, NotFound, ValidationError
+from memory_core.domain.provenance import TombstoneIdentity
 from memory_core.ports.claims import DerivationKind, InsertOutcome, InsertStatus
 from memory_core.ports.secrets import SecretPolicy
-from memory_core.storage.admission import Admission, admit, probed_identities, tombstone_verdict
+from memory_core.storage.admission import (
+    Admission,
+    admit,
+    probed_identities,
+    tombstone_verdict,
+)
 from memory_core.storage.conflicts import Removal
 from memory_core.storage.drafts import PreparedDraft, draft_of, prepare
 from memory_core.storage.intervals import closed_valid_until, closing_instant, reopened_temporal
@@ -39,6 +46,7 @@ from memory_core.storage.succession import (
 __all__ = [
     "add_derivation",
     "ensure_not_fenced",
+    "insert_batch",
     "insert_prepared",
     "require_owned_claim",
     "supersede",
@@ -70,6 +78,18 @@ def _row_by_key(session: Session, agent_id: str, key: str) -> ClaimRow | None:
     return None if row is None else claim_row(session, row)
 
 
+def _rows_by_key(session: Session, agent_id: str, keys: Sequence[str]) -> dict[str, ClaimRow]:
+    """The owner's rows holding any of `keys`, by key: one statement for a whole batch,
+    each key a probe of the provenance index."""
+    rows = session.execute(
+        f"""SELECT {CLAIM_SELECT} FROM agent_memory m
+            WHERE m.agent_id = ? AND {session.dialect.id_list("m.provenance_key")}""",
+        (agent_id, list(dict.fromkeys(keys))),
+    )
+    found = (claim_row(session, values) for values in rows)
+    return {row.provenance_key: row for row in found if row.provenance_key is not None}
+
+
 def _tombstone_gate(
     session: Session, prepared: PreparedDraft, admission: Admission, origin: WriteOrigin
 ) -> int:
@@ -96,39 +116,108 @@ def insert_prepared(
     new_id: Callable[[], str],
 ) -> InsertOutcome:
     """Duplicate check, tombstone check (and release for a user add), insert (R-WRITE-4/5)."""
-    draft = prepared.draft
-    agent_id = draft.agent_id
-    ensure_not_fenced(session, agent_id)
-    existing = _row_by_key(session, agent_id, prepared.key)
-    admission = admit(
-        duplicate=existing is not None,
-        tombstoned=lambda: _tombstoned(session, prepared, origin),
-        origin=origin,
+    return insert_batch(session, [prepared], origin=origin, now=now, new_id=new_id)[0]
+
+
+def insert_batch(
+    session: Session,
+    batch: Sequence[PreparedDraft],
+    *,
+    origin: WriteOrigin,
+    now: datetime,
+    new_id: Callable[[], str],
+) -> list[InsertOutcome]:
+    """`batch` inserted in order, each draft decided as if it were inserted alone after the
+    ones before it (R-WRITE-4/5): a key stored already, or earlier in the batch, is a
+    duplicate of that row; a tombstoned identity suppresses the draft unless a user's add
+    releases it. The reads are per batch, not per draft — one fence check and one read of
+    existing keys per owner, one tombstone read per owner and identity kind — so an
+    ingestion chunk of a hundred claims pays a few statements besides its rows (issue 15)."""
+    owners = list(dict.fromkeys(prepared.draft.agent_id for prepared in batch))
+    for agent_id in owners:
+        ensure_not_fenced(session, agent_id)
+    existing: dict[tuple[str, str], ClaimRow | InsertOutcome] = {}
+    for agent_id in owners:
+        keys = [item.key for item in batch if item.draft.agent_id == agent_id]
+        for key, row in _rows_by_key(session, agent_id, keys).items():
+            existing[(agent_id, key)] = row
+    # Only the drafts whose key is new are probed: a duplicate costs no tombstone probe.
+    buried = tombstones.buried(
+        session,
+        [
+            (item.draft.agent_id, probed_identities(item.identities, origin))
+            for item in batch
+            if (item.draft.agent_id, item.key) not in existing
+        ],
     )
-    if existing is not None:
-        return InsertOutcome(status=InsertStatus.DUPLICATE, claim=existing.to_claim())
-    if not admission.writes:
-        return InsertOutcome(status=InsertStatus.SUPPRESSED)
-    released = _tombstone_gate(session, prepared, admission, origin)
-    row = ClaimRow.from_prepared(prepared, claim_id=new_id(), now=now)
+    outcomes: list[InsertOutcome] = []
+    for item in batch:
+        draft, slot = item.draft, (item.draft.agent_id, item.key)
+        probed = probed_identities(item.identities, origin)
+        held = existing.get(slot)
+        admission = admit(
+            duplicate=held is not None,
+            tombstoned=functools.partial(_any_buried, buried, slot[0], probed),
+            origin=origin,
+        )
+        if held is not None:
+            # A row stored before the batch, or the outcome of its twin earlier in it.
+            claim = held.to_claim() if isinstance(held, ClaimRow) else held.claim
+            outcomes.append(InsertOutcome(status=InsertStatus.DUPLICATE, claim=claim))
+            continue
+        if not admission.writes:
+            outcomes.append(InsertOutcome(status=InsertStatus.SUPPRESSED))
+            continue
+        released = _tombstone_gate(session, item, admission, origin)
+        if released:  # gone for the rest of the batch too
+            buried.difference_update(_keys(slot[0], probed))
+        row = ClaimRow.from_prepared(item, claim_id=new_id(), now=now)
+        _insert_row(session, row, item, origin=origin, released=released, now=now)
+        outcome = InsertOutcome(
+            status=InsertStatus.INSERTED,
+            claim=inserted_claim(row, draft, item.temporal),
+            released_tombstones=released,
+        )
+        existing[slot] = outcome
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _keys(agent_id: str, identities: Sequence[TombstoneIdentity]) -> list[tuple[str, str, str]]:
+    return [(agent_id, identity.kind.value, identity.hash) for identity in identities]
+
+
+def _any_buried(
+    buried: set[tuple[str, str, str]], agent_id: str, identities: Sequence[TombstoneIdentity]
+) -> bool:
+    return not buried.isdisjoint(_keys(agent_id, identities))
+
+
+def _insert_row(
+    session: Session,
+    row: ClaimRow,
+    prepared: PreparedDraft,
+    *,
+    origin: WriteOrigin,
+    released: int,
+    now: datetime,
+) -> None:
+    """One admitted row, its lexical mirror and (for a user's add) its audit event. One
+    statement per row: executemany saved 1.3 ms per 279 rows (measured, issue 15), less than
+    the read of the rowids the SQLite mirror would then need."""
     session.execute(_INSERT_SQL, attrs.astuple(row, recurse=False))
-    if not draft.kind.is_internal:  # a new claim is active and unsuperseded: recallable
-        session.dialect.mirror_insert(session, prepared.content, agent_id)
+    if not prepared.draft.kind.is_internal:  # a new claim is active and unsuperseded: recallable
+        session.dialect.mirror_insert(session, prepared.content, row.agent_id)
     if origin is WriteOrigin.USER_ADD:
         audit.record(
             session,
-            agent_id=agent_id,
+            agent_id=row.agent_id,
             event="memory/add",
             actor="user",
             now=now,
             memory_id=row.id,
             refs={"reauthorized": released > 0, "released": released},
         )
-    return InsertOutcome(
-        status=InsertStatus.INSERTED,
-        claim=inserted_claim(row, draft, prepared.temporal),
-        released_tombstones=released,
-    )
 
 
 def require_owned_claim(session: Session, agent_id: str, claim_id: str) -> ClaimRow:

@@ -131,10 +131,9 @@ class SqlClaimStore(
         prepared = [prepare(draft, self._policy) for draft in drafts]
         now = self._now(now)
         with self._write(*(item.draft.agent_id for item in prepared)) as session:
-            return [
-                claims.insert_prepared(session, item, origin=origin, now=now, new_id=self._claim_id)
-                for item in prepared
-            ]
+            return claims.insert_batch(
+                session, prepared, origin=origin, now=now, new_id=self._claim_id
+            )
 
     def get(self, agent_id: str, claim_id: str) -> Claim:
         with self._read() as session:

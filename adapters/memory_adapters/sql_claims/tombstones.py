@@ -12,7 +12,7 @@ from memory_adapters.sql_claims.session import Session
 from memory_core.domain.provenance import TombstoneIdentity
 from memory_core.storage.tombstones import stored_identities
 
-__all__ = ["identities_of_row", "matching", "release", "write"]
+__all__ = ["buried", "identities_of_row", "matching", "release", "write"]
 
 _KEY = "agent_id = ? AND identity_kind = ? AND identity_hash = ?"
 
@@ -68,3 +68,25 @@ def identities_of_row(row: ClaimRow) -> tuple[TombstoneIdentity, ...]:
         canonical=row.canonical_content,
         provenance=row.provenance_key,
     )
+
+
+def buried(
+    session: Session, probes: Sequence[tuple[str, Sequence[TombstoneIdentity]]]
+) -> set[tuple[str, str, str]]:
+    """Which of the probed `(agent_id, identities)` are tombstoned, as `(agent_id, kind,
+    hash)`: one primary-key lookup per owner and identity kind for a whole insert batch,
+    where `matching` costs a statement per identity."""
+    wanted: dict[tuple[str, str], set[str]] = {}
+    for agent_id, identities in probes:
+        for identity in identities:
+            wanted.setdefault((agent_id, identity.kind.value), set()).add(identity.hash)
+    found: set[tuple[str, str, str]] = set()
+    for (agent_id, kind), hashes in wanted.items():
+        rows = session.execute(
+            f"""SELECT identity_hash FROM agent_memory_tombstone
+                WHERE agent_id = ? AND identity_kind = ?
+                  AND {session.dialect.id_list("identity_hash")}""",
+            (agent_id, kind, sorted(hashes)),
+        )
+        found.update((agent_id, kind, str(value)) for (value,) in rows)
+    return found

@@ -63,6 +63,58 @@ class ForgettingContract(RoleCases):
         later = forgetting_store.insert(claim_draft(text), origin=MODEL_TOOL, now=clock.now())
         assert later.status is InsertStatus.DUPLICATE
 
+    def test_a_batch_suppresses_its_tombstoned_member_and_stores_the_rest(
+        self, forgetting_store: ForgettingStore, clock: ManualClock
+    ) -> None:
+        """R-FORGET-1, R-WRITE-4: one insert batch decides each draft as if it came alone,
+        in order: the forgotten replay is suppressed, its neighbours and an in-batch repeat of
+        a new fact are not, and nothing forgotten comes back."""
+        forgotten = self._add(forgetting_store, clock, "Lives at Rosenstraße 5")
+        forgetting_store.delete(A, forgotten.id, now=clock.now())
+        outcomes = forgetting_store.insert_many(
+            [
+                claim_draft("Has a cat"),
+                claim_draft("  Lives at Rosenstraße 5 ", kind="episodic"),
+                claim_draft("Plays the oboe"),
+                claim_draft("Has  a cat"),
+            ],
+            origin=EXTRACTION,
+            now=clock.now(),
+        )
+        assert [o.status for o in outcomes] == [
+            InsertStatus.INSERTED,
+            InsertStatus.SUPPRESSED,
+            InsertStatus.INSERTED,
+            InsertStatus.DUPLICATE,
+        ]
+        assert outcomes[1].claim is None
+        assert outcomes[3].claim is not None and outcomes[0].claim is not None
+        assert outcomes[3].claim.id == outcomes[0].claim.id
+        stored = sorted(c.content for c in forgetting_store.list_claims(A, include_inactive=True))
+        assert stored == ["Has a cat", "Plays the oboe"]
+
+    def test_a_user_add_batch_releases_a_tombstone_once_for_the_rest_of_the_batch(
+        self, forgetting_store: ForgettingStore, clock: ManualClock
+    ) -> None:
+        """R-WRITE-5: the first member that repeats a forgotten text releases its tombstones;
+        a later member of the same batch sharing its content identity (another kind) finds
+        them gone, as it would inserted alone right after, and releases nothing."""
+        text = "Works at the harbour"
+        forgotten = self._add(forgetting_store, clock, text)
+        forgetting_store.delete(A, forgotten.id, now=clock.now())
+        outcomes = forgetting_store.insert_many(
+            [claim_draft(text), claim_draft(text, kind="episodic")],
+            origin=USER_ADD,
+            now=clock.now(),
+        )
+        assert [o.status for o in outcomes] == [InsertStatus.INSERTED, InsertStatus.INSERTED]
+        assert outcomes[0].released_tombstones >= 1
+        assert outcomes[1].released_tombstones == 0
+        replay = forgetting_store.insert(
+            claim_draft(text, scope=Scope.session("s9")), origin=MODEL_TOOL, now=clock.now()
+        )
+        assert replay.status is InsertStatus.INSERTED  # the folded tombstone went with them
+
     def test_the_model_tool_cannot_replay_a_forgotten_fact_respelt_or_at_another_scope(
         self, forgetting_store: ForgettingStore, clock: ManualClock
     ) -> None:

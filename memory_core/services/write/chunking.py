@@ -31,7 +31,7 @@ from datetime import datetime
 import attrs
 
 from memory_core.domain.errors import ValidationError
-from memory_core.domain.tokens import is_cjk_like
+from memory_core.domain.tokens import is_cjk_like, token_weight
 from memory_core.ports.cursor import CursorPosition
 from memory_core.ports.tape import EntryKind, EntryRole, EntryStatus, TapeEntry
 from memory_core.settings import CHUNK_MIN_CODE_POINTS, CHUNK_MIN_TOKENS, MemorySettings
@@ -200,7 +200,8 @@ def _check_order(previous: TapeEntry | None, entry: TapeEntry) -> None:
 def _quarter_tokens(text: str) -> int:
     # estimate_tokens = ceil(1.5 × CJK + other / 4) = ceil((6 × CJK + other) / 4): integer
     # quarter-tokens add up exactly, so a chunk is checked without re-estimating its text.
-    return sum(6 if is_cjk_like(char) else 1 for char in text)
+    # The estimator's own weight (its length for ASCII), not a character-by-character sum.
+    return token_weight(text)
 
 
 class _Builder:
@@ -285,8 +286,11 @@ class _Builder:
         # Weights of this fragment's window only: the cost of a cut never grows with the
         # length of the message.
         window = content[start : start + max(room_points, 0)]
-        weights = list(itertools.accumulate(6 if is_cjk_like(char) else 1 for char in window))
-        end = start + bisect.bisect_right(weights, room_quarters)
+        if window.isascii():  # every character weighs one: the room is a length
+            end = start + min(len(window), max(room_quarters, 0))
+        else:
+            weights = itertools.accumulate(6 if is_cjk_like(char) else 1 for char in window)
+            end = start + bisect.bisect_right(list(weights), room_quarters)
         if end <= start:
             raise ValidationError("max_tokens", "too small to hold one character of a fragment")
         if end == len(content):

@@ -73,20 +73,35 @@ WARMUP_TEXT = "memory warmup"
 
 
 def _vectors(raw: object, expected: int, dim: int | None) -> tuple[tuple[float, ...], ...]:
-    """Re-check what a provider returned: a third-party adapter may be careless."""
+    """Re-check what a provider returned: a third-party adapter may be careless. An error
+    names the vector by its position in the request, never its values.
+
+    Per vector the dimension comes first (a length), then the values in one pass at C speed:
+    `map(float)` converts them, and their sum is finite unless one of them is NaN or
+    infinite — only then (or for finite values so large that they overflow the sum) are they
+    looked at one by one. A float-by-float check in Python was most of the gateway's time
+    for a batch of 384-dimension vectors (issue 15)."""
     if isinstance(raw, str | bytes) or not isinstance(raw, Sequence) or len(raw) != expected:
         raise ProviderResponseError(f"expected {expected} vector(s) from the provider")
     vectors: list[tuple[float, ...]] = []
-    for item in raw:
+    for index, item in enumerate(raw):
         try:
-            vector = tuple(float(value) for value in item)
+            size = len(item)  # type: ignore[arg-type]
+        except TypeError:
+            raise ProviderResponseError(f"vector {index} is not a sequence of numbers") from None
+        if size == 0:
+            raise ProviderResponseError(f"vector {index} is empty")
+        dim = size if dim is None else dim
+        if size != dim:
+            raise ProviderResponseError(
+                f"vector {index} of {expected} has dimension {size} instead of {dim}"
+            )
+        try:
+            vector = tuple(map(float, item))  # type: ignore[call-overload]
         except (TypeError, ValueError):
-            raise ProviderResponseError("a vector holds a non-number") from None
-        if not vector or not all(math.isfinite(value) for value in vector):
-            raise ProviderResponseError("a vector is empty or holds a non-finite value")
-        dim = len(vector) if dim is None else dim
-        if len(vector) != dim:
-            raise ProviderResponseError(f"inconsistent dimension: {len(vector)} instead of {dim}")
+            raise ProviderResponseError(f"vector {index} holds a non-number") from None
+        if not math.isfinite(sum(vector)) and not all(map(math.isfinite, vector)):
+            raise ProviderResponseError(f"vector {index} holds a non-finite value")
         vectors.append(vector)
     return tuple(vectors)
 

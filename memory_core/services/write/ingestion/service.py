@@ -10,46 +10,26 @@ advance the cursor (monotone) → append a content-free `memory/extract` anchor.
 stops on a failure, a fence change or an epoch change, and every pass ends in one explicit
 `IngestionOutcome` (R-WRITE-6). Subagent sessions are never extracted (R-WRITE-2). Fork and
 invalidation move the cursor and bump the session epoch (R-WRITE-3).
+
+This module is the chain and its passes; the range and thresholds are `range`, one chunk's
+work `chunk_step`, the shared ports `services`, the vocabulary `types`.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 
 import attrs
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.domain.errors import (
-    DeadlineExceeded,
-    FencedError,
-    OperationCancelled,
-    ProviderResponseError,
-)
-from memory_core.ports.blocking import BlockingCalls
-from memory_core.ports.clock import DomainClock, InfraClock
-from memory_core.ports.cursor import CursorStore
-from memory_core.ports.extraction import Extractor
-from memory_core.ports.scheduler import TaskHandle, TaskScheduler
-from memory_core.ports.tape import (
-    Anchor,
-    AnchorKind,
-    IngestionProjection,
-    TapeAnchorWriter,
-    TapeEntry,
-    TapeRawEntryReader,
-)
-from memory_core.services.write.chunking import (
-    Chunk,
-    chunk_messages,
-    is_extractable,
-    split_chunk,
-)
-from memory_core.services.write.decision.service import DecisionService, WriteContext, WriteReport
-from memory_core.services.write.fences import WriteCoordinator, WriteTicket
+from memory_core.ports.scheduler import TaskHandle
+from memory_core.services.write.chunking import chunk_messages
+from memory_core.services.write.fences import WriteTicket
 from memory_core.services.write.fork_cursor import map_fork_cursor, rewind_cursor
-from memory_core.services.write.ingestion.extraction import chunk_request, extract
+from memory_core.services.write.ingestion.chunk_step import ChunkStep, failure_outcome
+from memory_core.services.write.ingestion.range import RangeReader
+from memory_core.services.write.ingestion.services import IngestionServices
 from memory_core.services.write.ingestion.types import (
     ChunkRecord,
     CommitHook,
@@ -80,30 +60,6 @@ _log = logging.getLogger(__name__)
 
 
 @attrs.frozen(kw_only=True)
-class IngestionServices:
-    """The ports and services every session's runtime shares (one set per configuration)."""
-
-    extractor: Extractor
-    decisions: DecisionService
-    tape: TapeRawEntryReader
-    projection: IngestionProjection
-    anchors: TapeAnchorWriter
-    cursors: CursorStore
-    coordinator: WriteCoordinator
-    scheduler: TaskScheduler
-    domain_clock: DomainClock
-    infra_clock: InfraClock
-    policy: IngestionPolicy  # IngestionPolicy.from_settings: no defaults of its own
-    on_committed: CommitHook | None = None  # e.g. the embedding pipeline: marks, never waits
-    # Awaited by `drain` once the chain has settled: until the work `on_committed` started
-    # (the embeddings of the session's claims) has settled too.
-    settle_committed: Callable[[str], Awaitable[None]] | None = None
-    on_report: Callable[[IngestionReport], None] | None = None
-    # Runs a `BlockingExtractor`'s computation off the event loop; None runs it on the loop.
-    offload: BlockingCalls | None = None
-
-
-@attrs.frozen(kw_only=True)
 class _Admission:
     turn: TurnOutcome
     ticket: WriteTicket
@@ -129,7 +85,8 @@ class IngestionRuntime:
         self._queued: _Admission | None = None
         self._cancel = CancellationToken()
         self._closed = False
-        self._projection_down_until: float | None = None
+        self._range = RangeReader(services, session_id=session_id)
+        self._step = ChunkStep(services, agent_id=agent_id, session_id=session_id)
         self.last_report: IngestionReport | None = None
 
     # --- host surface ---------------------------------------------------------------------
@@ -232,12 +189,12 @@ class IngestionRuntime:
         commit_allowed = False
         try:
             self._s.coordinator.check(ticket)
-            entries, commit_allowed = await self._read_range(cursor, cancel)
+            entries, commit_allowed = await self._range.read(cursor, cancel)
             self._s.coordinator.check(ticket)
             limit = admission.turn.compacted_through_order_seq
             if limit is not None:
                 entries = [entry for entry in entries if entry.order_seq <= limit]
-            elif not admission.forced and not self._meets_thresholds(entries, admission.turn):
+            elif not admission.forced and not self._range.meets_thresholds(entries, admission.turn):
                 return self._report(IngestionOutcome.BELOW_THRESHOLD, cursor, cursor)
             # Without commits the cursor cannot carry the chain forward: do it all at once.
             # With them, only the budget (and one more, to know there is more) is chunked, so
@@ -256,7 +213,9 @@ class IngestionRuntime:
             reason = "fallback" if limit is None else "compaction"
             for chunk in chunks[:budget]:
                 records.extend(
-                    await self._process_isolating(chunk, ticket, commit_allowed, reason, cancel)
+                    await self._step.process_isolating(
+                        chunk, ticket, commit_allowed, reason, cancel
+                    )
                 )
             skipped = next((r.error for r in records if r.error is not None), None)
             if skipped is not None:
@@ -271,7 +230,7 @@ class IngestionRuntime:
                 outcome = IngestionOutcome.COMPLETED
             return self._report(outcome, cursor, None, commit_allowed, records)
         except Exception as exc:
-            outcome = self._classify(exc, ticket)
+            outcome = failure_outcome(self._s.coordinator, exc, ticket)
             if outcome is IngestionOutcome.FAILED:
                 _log.warning(
                     "ingestion of session %s failed: %s", self.session_id, type(exc).__name__
@@ -283,271 +242,6 @@ class IngestionRuntime:
             # The scheduler cancelled the task: still settle with an explicit outcome.
             self._publish(self._report(IngestionOutcome.CANCELLED, cursor, None, False, records))
             raise
-
-    def _classify(self, exc: Exception, ticket: WriteTicket) -> IngestionOutcome:
-        # Staleness first: an epoch bump also cancels the token, so the error it causes is
-        # a symptom of the invalidation, not the reason.
-        epochs, fences = self._s.coordinator.epochs, self._s.coordinator.fences
-        if not epochs.is_current(ticket.session_id, ticket.epoch):
-            return IngestionOutcome.STALE_EPOCH
-        if not fences.is_current(ticket.identity) or isinstance(exc, FencedError):
-            return IngestionOutcome.STALE_FENCE
-        if isinstance(exc, OperationCancelled):
-            return IngestionOutcome.CANCELLED
-        if isinstance(exc, DeadlineExceeded):
-            return IngestionOutcome.DEADLINE_EXCEEDED
-        return IngestionOutcome.FAILED
-
-    def _meets_thresholds(self, entries: Sequence[TapeEntry], turn: TurnOutcome) -> bool:
-        if turn.had_tool_use:
-            return True
-        messages = [entry for entry in entries if is_extractable(entry)]
-        policy = self._s.policy
-        if len(messages) >= policy.min_messages:
-            return True
-        visible = sum(len(entry.content.strip()) for entry in messages)
-        return (
-            len(messages) >= policy.min_messages_with_text and visible >= policy.min_visible_chars
-        )
-
-    async def _read_range(
-        self, cursor: int, cancel: CancellationToken
-    ) -> tuple[list[TapeEntry], bool]:
-        """The entries after `cursor`, and whether a commit may advance the cursor."""
-        projection_up = (
-            self._projection_down_until is None
-            or self._s.infra_clock.monotonic() >= self._projection_down_until
-        )
-        commit_allowed = False
-        if projection_up:
-            try:
-                current = await self._s.projection.read_current_range(
-                    self.session_id,
-                    cursor,
-                    deadline=self._deadline(self._s.policy.read_seconds),
-                    cancel=cancel,
-                )
-                if current.current:
-                    return list(current.entries), True
-                await self._s.projection.rebuild_projection(
-                    self.session_id,
-                    deadline=self._deadline(self._s.policy.read_seconds),
-                    cancel=cancel,
-                )
-                commit_allowed = True
-            except OperationCancelled:
-                raise
-            except Exception as exc:
-                # Fall back to the tape, without cursor commits, and spare the projection
-                # for a while instead of failing on it every turn.
-                _log.warning(
-                    "ingestion projection of session %s unavailable: %s",
-                    self.session_id,
-                    type(exc).__name__,
-                )
-                self._projection_down_until = (
-                    self._s.infra_clock.monotonic() + self._s.policy.projection_cooldown_seconds
-                )
-        effective = await self._s.tape.get_by_session(
-            self.session_id, deadline=self._deadline(self._s.policy.read_seconds), cancel=cancel
-        )
-        return [entry for entry in effective if entry.order_seq > cursor], commit_allowed
-
-    async def _process(
-        self,
-        chunk: Chunk,
-        ticket: WriteTicket,
-        commit_allowed: bool,
-        reason: str,
-        cancel: CancellationToken,
-    ) -> ChunkRecord:
-        s = self._s
-        request, said_at = chunk_request(
-            chunk, agent_id=self.agent_id, session_id=self.session_id, clock=s.domain_clock
-        )
-        result = await extract(
-            s.extractor,
-            request,
-            offload=s.offload,
-            deadline=self._deadline(s.policy.extraction_seconds),
-            cancel=cancel,
-        )
-        s.coordinator.check(ticket)
-        plan = await s.decisions.plan(
-            WriteContext(
-                agent_id=self.agent_id,
-                now=s.domain_clock.now(),
-                said_at=said_at,
-                session_id=self.session_id,
-                extractor=s.extractor.name,
-                entry_order={part.entry_id: part.order_seq for part in chunk.parts},
-            ),
-            result,
-            deadline=self._deadline(s.policy.decision_seconds),
-            cancel=cancel,
-        )
-        async with s.coordinator.exclusive(self.agent_id):
-            s.coordinator.check(ticket)  # no await between this check and the writes
-            report = s.decisions.apply(plan)
-        # Revived rows lost their embedding with their revision: embed them now too.
-        await self._notify_committed((*report.stored_ids, *report.revived_ids))
-        advanced = False
-        if commit_allowed:
-            # The claims are in; only the session epoch decides whether the cursor may
-            # pass them (an invalidation meanwhile must re-extract this range).
-            s.coordinator.epochs.check(ticket.session_id, ticket.epoch)
-            advanced = self._advance_past(chunk)
-        anchor_id = await self._append_anchor(chunk, report, advanced, reason, cancel)
-        return ChunkRecord(
-            covered_through_order_seq=chunk.covered_through_order_seq,
-            cursor_commit_order_seq=chunk.cursor_commit_order_seq,
-            report=report,
-            cursor_advanced=advanced,
-            anchor_id=anchor_id,
-        )
-
-    async def _process_isolating(
-        self,
-        chunk: Chunk,
-        ticket: WriteTicket,
-        commit_allowed: bool,
-        reason: str,
-        cancel: CancellationToken,
-    ) -> list[ChunkRecord]:
-        """`_process`, bounding refusals (R-WRITE-6). The model refused `chunk` (an unusable
-        answer, or a 4xx): each refused call counts at the cursor position. A first refusal
-        fails the pass (it may be a one-off; a later turn retries). A repeated one halves a
-        chunk of several messages until the refused message stands alone, so the messages
-        packed with it are still extracted; a lone refused message is given up once the count
-        reaches `max_chunk_attempts`: the cursor passes it and its `memory/extract` anchor says
-        so. An outage (ProviderUnavailable) is no refusal and never counts; neither does the
-        tape fallback, whose cursor cannot move anyway."""
-        try:
-            return [await self._process(chunk, ticket, commit_allowed, reason, cancel)]
-        except ProviderResponseError as exc:
-            if not commit_allowed or self._classify(exc, ticket) is not IngestionOutcome.FAILED:
-                raise
-            attempts = self._s.cursors.record_failure(self.agent_id, self.session_id)
-            halves = split_chunk(chunk) if attempts > 1 else None
-            if halves is None:
-                if attempts < self._s.policy.max_chunk_attempts:
-                    raise
-                return [await self._skip(chunk, type(exc).__name__, attempts, ticket, cancel)]
-        records: list[ChunkRecord] = []
-        for half in halves:
-            records.extend(
-                await self._process_isolating(half, ticket, commit_allowed, reason, cancel)
-            )
-        return records
-
-    def _advance_past(self, chunk: Chunk) -> bool:
-        """Move the cursor over `chunk`: into its message when it ends mid-message, else past
-        the last message it completed. False when it completes nothing and ends on no offset."""
-        if chunk.resume is not None:
-            resume = chunk.resume
-            self._s.cursors.advance(
-                self.agent_id,
-                self.session_id,
-                resume.order_seq,
-                fragment_offset=resume.fragment_offset,
-            )
-            return True
-        if chunk.cursor_commit_order_seq is None:
-            return False
-        self._s.cursors.advance(self.agent_id, self.session_id, chunk.cursor_commit_order_seq)
-        return True
-
-    async def _skip(
-        self,
-        chunk: Chunk,
-        error: str,
-        attempts: int,
-        ticket: WriteTicket,
-        cancel: CancellationToken,
-    ) -> ChunkRecord:
-        """Give `chunk` up for good: the cursor passes it, its anchor records the outcome."""
-        s = self._s
-        s.coordinator.epochs.check(ticket.session_id, ticket.epoch)
-        advanced = self._advance_past(chunk)
-        _log.warning(
-            "ingestion of session %s: chunk through order_seq %d refused %d times (%s), skipped",
-            self.session_id,
-            chunk.covered_through_order_seq,
-            attempts,
-            error,
-        )
-        report = WriteReport()
-        anchor_id = await self._append_anchor(
-            chunk,
-            report,
-            advanced,
-            "refused",
-            cancel,
-            skipped={"error": error, "attempts": attempts},
-        )
-        return ChunkRecord(
-            covered_through_order_seq=chunk.covered_through_order_seq,
-            cursor_commit_order_seq=chunk.cursor_commit_order_seq,
-            report=report,
-            cursor_advanced=advanced,
-            anchor_id=anchor_id,
-            error=error,
-        )
-
-    async def _notify_committed(self, ids: tuple[str, ...]) -> None:
-        hook = self._s.on_committed
-        if hook is None or not ids:
-            return
-        try:
-            result = hook(self.agent_id, ids)
-            if inspect.isawaitable(result):
-                await result
-        except Exception as exc:
-            # The claims are committed either way; their embeddings stay pending and the
-            # pipeline's next drain picks them up.
-            _log.warning("commit hook failed for agent %s: %s", self.agent_id, type(exc).__name__)
-
-    async def _append_anchor(
-        self,
-        chunk: Chunk,
-        report: WriteReport,
-        advanced: bool,
-        reason: str,
-        cancel: CancellationToken,
-        *,
-        skipped: dict[str, object] | None = None,
-    ) -> str | None:
-        payload: dict[str, object] = {
-            **report.payload(),
-            "reason": reason,
-            "sourceEntryIds": list(chunk.source_entry_ids),
-            "coveredThroughOrderSeq": chunk.covered_through_order_seq,
-            "cursorCommitOrderSeq": chunk.cursor_commit_order_seq,
-            "cursorAdvanced": advanced,
-            "fragments": chunk.fragment_count,
-            "fragmentOffset": None if chunk.resume is None else chunk.resume.fragment_offset,
-        }
-        if skipped is not None:
-            # The terminal outcome of a refused chunk: a type name and a count, no content.
-            payload["skipped"] = skipped
-        try:
-            return await self._s.anchors.append(
-                Anchor(
-                    kind=AnchorKind.EXTRACT,
-                    agent_id=self.agent_id,
-                    session_id=self.session_id,
-                    message_id=chunk.parts[-1].entry_id,
-                    payload=payload,
-                ),
-                deadline=self._deadline(self._s.policy.anchor_seconds),
-                cancel=cancel,
-            )
-        except OperationCancelled:
-            raise
-        except Exception as exc:
-            # The anchor records the work; losing it must not undo or repeat the work.
-            _log.warning("memory/extract anchor not written: %s", type(exc).__name__)
-            return None
 
     # --- helpers --------------------------------------------------------------------------
     def _deadline(self, seconds: float) -> Deadline:

@@ -1,6 +1,7 @@
 """The vocabulary of terminal ingestion: turn outcomes, pass outcomes, policy and reports.
 
-Values only; the runtime that uses them is `memory_core.services.write.ingestion.service`.
+Values only; the runtime that uses them is `memory_core.services.write.ingestion.service`
+(and its `range` and `chunk_step`).
 Reports carry ids, counts, order_seqs and exception type names — never content.
 """
 
