@@ -12,8 +12,9 @@ acquisition, a store call through a runner given `yield_now` — it waits for `S
 which lets one background step through per loop iteration. The host's tasks (turns, its
 writes) never wait there. An idle loop iterates in microseconds, so background throughput
 is unchanged when nothing else runs; on a busy loop an iteration carries the ready
-foreground steps and one background step. Nothing is held while waiting, so no lock order
-or deadlock changes; cancellation ends the wait.
+foreground steps and one background step. The admission always moves (one waiter per
+iteration, whatever anyone holds), so waiting for it cannot deadlock; cancellation ends
+the wait.
 """
 
 from __future__ import annotations
@@ -72,10 +73,6 @@ class StepAdmission:
             waiter.cancel()  # the release skips it
             raise
 
-    @property
-    def waiting(self) -> int:
-        return sum(1 for waiter in self._waiters if not waiter.done())
-
     def _release(self) -> None:
         while self._waiters:
             waiter = self._waiters.popleft()
@@ -89,8 +86,12 @@ class StepAdmission:
 
 
 class _YieldingLock:
-    """An asyncio lock whose background acquirers pass `StepAdmission` first: the step that
-    follows an acquisition (a commit, a rebuild) is a background step like any other."""
+    """An asyncio lock whose background acquirers then pass `StepAdmission`: the step that
+    follows an acquisition (a commit, a rebuild) is a background step like any other.
+
+    The lock is taken first and the admission awaited holding it: a free lock is still
+    taken without a suspension, so a caller that picks a lock because it is not `locked()`
+    (the maintenance slots) gets that lock and not one another caller took meanwhile."""
 
     __slots__ = ("_admission", "_lock")
 
@@ -99,9 +100,14 @@ class _YieldingLock:
         self._admission = admission
 
     async def acquire(self) -> bool:
+        await self._lock.acquire()
         if _BACKGROUND.get():
-            await self._admission.wait()
-        return await self._lock.acquire()
+            try:
+                await self._admission.wait()
+            except BaseException:  # cancelled while waiting: the caller never held it
+                self._lock.release()
+                raise
+        return True
 
     def release(self) -> None:
         self._lock.release()
