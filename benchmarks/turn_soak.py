@@ -32,6 +32,15 @@ checks that did not say ok.
     python -m benchmarks turn_soak --agents 20 --turns 2000 --lock-every 12 --lock-hold 8 \
         --progress-every 1000 --json soak.json          # the Done-when size of issue 11
     python -m benchmarks turn_soak ... --max-seconds 2100   # the same, cut at 35 minutes
+
+`--cpu-hogs N` starts N busy-loop processes beside the soak (and kills them at its end), so
+a run short of CPU is reproducible: the soak's turns then compete for the cores as they do on
+a machine shared with other work, and before/after figures come from the same conditions.
+The report names the hogs and the machine's cores; `loop_stall_max_ms` says how long the
+loop went without running a step.
+
+    python -m benchmarks turn_soak --agents 20 --turns 2000 --lock-every 12 --lock-hold 8 \
+        --cpu-hogs 12 --max-seconds 600                  # issue 11 at load ~12 on 2 cores
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -106,6 +116,15 @@ while True:
     conn.execute("BEGIN IMMEDIATE")
     wait(hold)
     conn.execute("ROLLBACK")
+"""
+# A CPU hog: spin until the soak is gone (checked every few million steps, so the check costs
+# nothing against the spin itself).
+_HOG = """
+import os
+parent = os.getppid()
+while os.getppid() == parent:
+    for _ in range(2_000_000):
+        pass
 """
 
 
@@ -274,6 +293,7 @@ async def _soak(
     lock_hold: float,
     progress_every: int,
     max_seconds: float,
+    cpu_hogs: int,
 ) -> dict[str, Any]:
     plugins = dict(MemoryConfig().plugins)
     plugins["embedding_provider"] = PluginChoice(name="hashing")
@@ -294,6 +314,7 @@ async def _soak(
     )
     assert holder.stdout is not None
     holder.stdout.readline()  # "ready": the lock holder is running
+    hogs = [subprocess.Popen([sys.executable, "-c", _HOG]) for _ in range(cpu_hogs)]
     record: dict[str, Any] = {
         "outcomes": Counter(),
         "degradations": Counter(),
@@ -325,8 +346,9 @@ async def _soak(
     finally:
         stop.set()
         await ticker
-        holder.kill()
-        holder.wait()
+        for process in (holder, *hogs):
+            process.kill()
+            process.wait()
     wall = time.monotonic() - started
     for index in range(agents):
         await memory.session(f"soak-{index:02d}", f"session-{index:02d}").drain()
@@ -350,6 +372,8 @@ async def _soak(
         "margin_s": MARGIN_S,
         "lock_every_s": lock_every,
         "lock_hold_s": lock_hold,
+        "cpu_hogs": cpu_hogs,
+        "cpu_count": os.cpu_count(),
         "wall_s": round(wall, 1),
         "past_deadline_plus_margin": sum(1 for value in latencies if value > limit),
         "past_deadline": sum(1 for value in latencies if value > deadline_ms / 1000),
@@ -382,6 +406,7 @@ def run(
     lock_hold: float = 0.5,
     progress_every: int = 0,
     max_seconds: float = 0.0,
+    cpu_hogs: int = 0,
     root: Path | None = None,
 ) -> dict[str, Any]:
     """One soak in `root` (a temporary directory when None); its report."""
@@ -396,6 +421,7 @@ def run(
                 lock_hold=lock_hold,
                 progress_every=progress_every,
                 max_seconds=max_seconds,
+                cpu_hogs=cpu_hogs,
             )
         )
 
@@ -416,6 +442,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0.0,
         help="stop starting turns after this long, then drain and check as usual; 0: no limit",
     )
+    parser.add_argument(
+        "--cpu-hogs",
+        type=int,
+        default=0,
+        help="busy-loop processes started beside the soak (and killed at its end)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     agents, turns = (4, 40) if args.quick else (args.agents, args.turns)
@@ -426,6 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lock_hold=args.lock_hold,
         progress_every=args.progress_every,
         max_seconds=args.max_seconds,
+        cpu_hogs=args.cpu_hogs,
     )
     text = json.dumps(report, indent=2, sort_keys=True)
     print(text)

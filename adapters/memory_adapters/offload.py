@@ -14,6 +14,11 @@ fires, the caller gets DeadlineExceeded / OperationCancelled at once; a call tha
 started yet never starts, and one already running is abandoned and the store is asked to
 interrupt it — its optional `interrupt(thread_id)` method, called from a thread of its own
 so a slow cancel request cannot hold the loop either.
+
+Both take the step to yield before a call (`yield_step`, the scheduler's `yield_now` in the
+composition root): the scheduler makes background work wait there for its share of a busy
+loop, so a store call made by ingestion or a rebuild queues behind the turns' (R-READ-1).
+Without one a call yields a single loop turn.
 """
 
 from __future__ import annotations
@@ -21,14 +26,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Generic, TypeVar
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.errors import DeadlineExceeded, OperationCancelled, StoreError
 
-__all__ = ["InlineCalls", "Interrupt", "ThreadedCalls"]
+__all__ = ["InlineCalls", "Interrupt", "ThreadedCalls", "YieldStep"]
 
 _log = logging.getLogger(__name__)
 
@@ -37,12 +42,21 @@ T = TypeVar("T")
 # A store's `interrupt(thread_id)`: stop the call that thread is making on it, if it still
 # is (the call then fails in that thread). Must not raise; may block for one round trip.
 Interrupt = Callable[[int], None]
+# What a runner awaits before each call: one loop turn, or the scheduler's `yield_now`.
+YieldStep = Callable[[], Awaitable[None]]
+
+
+async def _one_loop_turn() -> None:
+    await asyncio.sleep(0)
 
 
 class InlineCalls:
     """`BlockingCalls` for a local store: the call runs on the loop after one turn of it,
     once the deadline and the token have been checked (it cannot be stopped midway; its
     own busy timeout bounds it)."""
+
+    def __init__(self, *, yield_step: YieldStep = _one_loop_turn) -> None:
+        self._yield_step = yield_step
 
     async def run(
         self, call: Callable[[], T], *, deadline: Deadline, cancel: CancellationToken
@@ -51,7 +65,7 @@ class InlineCalls:
         # store call and what follows it; a timed-out task is resumed (and its CancelledError
         # delivered) within one iteration, and a call whose deadline passed meanwhile is
         # not started.
-        await asyncio.sleep(0)
+        await self._yield_step()
         cancel.raise_if_cancelled()
         deadline.raise_if_expired("store call")
         return call()
@@ -108,7 +122,9 @@ class ThreadedCalls:
     run, late, a call whose turn had already given up, where a queued call is simply dropped.
     """
 
-    def __init__(self, *, workers: int, interrupt: Interrupt | None) -> None:
+    def __init__(
+        self, *, workers: int, interrupt: Interrupt | None, yield_step: YieldStep | None = None
+    ) -> None:
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="memory-store")
@@ -119,11 +135,14 @@ class ThreadedCalls:
             else None
         )
         self._interrupt = interrupt
+        self._yield_step = yield_step
         self._closed = False
 
     async def run(
         self, call: Callable[[], T], *, deadline: Deadline, cancel: CancellationToken
     ) -> T:
+        if self._yield_step is not None:
+            await self._yield_step()
         cancel.raise_if_cancelled()
         deadline.raise_if_expired("store call")
         if self._closed:

@@ -239,10 +239,17 @@ def _compose(
         and NETWORKED
         in registry.get("claim_store", _required(config, "claim_store").name).capabilities
     )
+    # Store calls yield through the scheduler: background callers wait there for their
+    # share of a busy loop, behind the turns (R-READ-1).
+    scheduler = AsyncioScheduler()
     calls = (
-        ThreadedCalls(workers=1, interrupt=getattr(store, "interrupt", None))
+        ThreadedCalls(
+            workers=1,
+            interrupt=getattr(store, "interrupt", None),
+            yield_step=scheduler.yield_now,
+        )
         if networked
-        else InlineCalls()
+        else InlineCalls(yield_step=scheduler.yield_now)
     )
 
     embedder = family("embedding_provider", registry.create_embedding_provider)
@@ -257,7 +264,6 @@ def _compose(
     # Outside the guard: a span covers the whole guarded call, deadline errors included.
     embedder, text = traced_providers(telemetry, embedder, text)
     gateway = ProviderGateway(clock=infra_clock, embedder=embedder, text=text, settings=settings)
-    scheduler = AsyncioScheduler()
     index = VectorIndex(
         store=store,
         vectors=vectors,
@@ -314,7 +320,7 @@ def _compose(
             settle_committed=lambda agent_id: service.settle_committed(agent_id),  # noqa: PLW0108
             # The rules extractor computes: one worker thread keeps it off the loop (a
             # second would only contend for the GIL and the model's cores).
-            offload=ThreadedCalls(workers=1, interrupt=None),
+            offload=ThreadedCalls(workers=1, interrupt=None, yield_step=scheduler.yield_now),
         )
     service = MemoryService(
         store=store,

@@ -10,11 +10,15 @@ its time that way.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 
 import pytest
 
 from memory_adapters.asyncio_scheduler import AsyncioScheduler, LoopLateness
+from memory_adapters.clocks import MonotonicClock
+from memory_adapters.offload import InlineCalls
+from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.errors import DeadlineExceeded
 
 
@@ -108,3 +112,134 @@ def test_work_that_finishes_in_time_is_returned_and_teaches_nothing() -> None:
 
     assert asyncio.run(scheduler.run_within(quick, 1.0)) == "done"
     assert lateness.armed(1.0) == 1.0
+
+
+def test_a_busy_loop_is_learnt_before_any_timer_overruns() -> None:
+    """R-READ-1: while timed work is in flight the heartbeat sees a step holding the loop,
+    so the next timer fires early although no timer has yet come back late."""
+    lateness = LoopLateness(allowance_s=0.0, half_life_s=60.0, floor=0.1)
+    scheduler = AsyncioScheduler(lateness=lateness)
+
+    async def held() -> str:
+        # Another task's step holds the loop across the heartbeat's due time; the timed
+        # work itself finishes well within its time.
+        asyncio.get_running_loop().call_soon(time.sleep, 0.6)
+        await asyncio.sleep(0.3)
+        return "done"
+
+    assert asyncio.run(scheduler.run_within(held, 5.0)) == "done"
+    assert lateness.current() >= 0.4
+    armed = lateness.armed(5.0)
+    assert armed is not None and armed <= 4.6
+
+
+BACKGROUND_YIELDS = ("yield_now", "lock", "store call")
+
+
+async def _background_yield(kind: str, scheduler: AsyncioScheduler) -> None:
+    if kind == "yield_now":
+        await scheduler.yield_now()
+    elif kind == "lock":
+        lock = scheduler.make_lock()
+        await lock.acquire()
+        lock.release()
+    else:
+        calls = InlineCalls(yield_step=scheduler.yield_now)
+        await calls.run(
+            lambda: None, deadline=Deadline.after(MonotonicClock(), 60), cancel=CancellationToken()
+        )
+
+
+@pytest.mark.parametrize("kind", BACKGROUND_YIELDS)
+def test_background_work_takes_one_step_per_loop_iteration_beside_host_work(kind: str) -> None:
+    """R-READ-1: however many background tasks are ready, at most one background step runs
+    per loop iteration beside the host's, and the background still finishes."""
+    scheduler = AsyncioScheduler()
+    steps: list[str] = []
+
+    async def background() -> None:
+        for _ in range(3):
+            await _background_yield(kind, scheduler)
+            steps.append("bg")
+
+    async def host() -> None:
+        handles = [scheduler.spawn(background, name=f"bg-{n}") for n in range(20)]
+        for _ in range(20):
+            await asyncio.sleep(0)  # one loop iteration
+            steps.append("host")
+        for handle in handles:
+            await handle.wait()
+
+    asyncio.run(asyncio.wait_for(host(), 10))
+    assert steps.count("bg") == 60
+    hosts = [index for index, step in enumerate(steps) if step == "host"]
+    between = [later - earlier - 1 for earlier, later in itertools.pairwise(hosts)]
+    assert max(between) <= 1, steps
+
+
+def test_the_hosts_own_yields_never_wait_behind_background_work() -> None:
+    """R-READ-1: a host task's `yield_now` is one loop turn, whatever the background queue."""
+    scheduler = AsyncioScheduler()
+    steps: list[str] = []
+
+    async def background() -> None:
+        for _ in range(3):
+            await scheduler.yield_now()
+            steps.append("bg")
+
+    async def host() -> None:
+        handles = [scheduler.spawn(background, name=f"bg-{n}") for n in range(20)]
+        for _ in range(3):
+            await scheduler.yield_now()
+            steps.append("host")
+        for handle in handles:
+            await handle.wait()
+
+    asyncio.run(asyncio.wait_for(host(), 10))
+    assert steps.index("host") < 2 and steps[:6].count("host") == 3, steps
+
+
+def test_a_cancelled_background_waiter_leaves_and_the_others_go_on() -> None:
+    scheduler = AsyncioScheduler()
+    done: list[int] = []
+
+    async def background(number: int) -> None:
+        for _ in range(5):
+            await scheduler.yield_now()
+        done.append(number)
+
+    async def host() -> None:
+        handles = [
+            scheduler.spawn(lambda n=n: background(n), name=f"bg-{n}")  # type: ignore[misc]
+            for n in range(4)
+        ]
+        await asyncio.sleep(0)
+        handles[1].cancel()
+        for handle in handles:
+            await handle.wait()
+
+    asyncio.run(asyncio.wait_for(host(), 10))
+    assert sorted(done) == [0, 2, 3]
+
+
+def test_one_scheduler_admits_background_work_on_a_later_loop() -> None:
+    """A scheduler outliving a loop (a CLI runs one loop per command) still admits steps."""
+    scheduler = AsyncioScheduler()
+
+    async def one_run() -> int:
+        steps = 0
+
+        async def background() -> None:
+            nonlocal steps
+            for _ in range(3):
+                await scheduler.yield_now()
+                steps += 1
+
+        handle = scheduler.spawn(background, name="bg")
+        # The loop ends with the background still waiting on the first run.
+        await asyncio.sleep(0)
+        await handle.wait()
+        return steps
+
+    assert asyncio.run(asyncio.wait_for(one_run(), 10)) == 3
+    assert asyncio.run(asyncio.wait_for(one_run(), 10)) == 3
