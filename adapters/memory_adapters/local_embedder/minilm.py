@@ -123,6 +123,10 @@ class MiniLMEmbedder:
                 options = ort.SessionOptions()
                 options.intra_op_num_threads = self._threads
                 options.inter_op_num_threads = 1
+                # No busy-waiting between ops: on a small machine the model's spinning
+                # threads take the cores the ingestion chain and the turns need, and a batch
+                # then waits on the very work that would feed it.
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 options.log_severity_level = 3
                 self._session = ort.InferenceSession(
                     str(path), sess_options=options, providers=["CPUExecutionProvider"]
