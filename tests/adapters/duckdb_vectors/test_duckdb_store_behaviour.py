@@ -91,10 +91,12 @@ def test_a_call_that_never_settles_quarantines_the_agent_and_the_next_process_re
         with pytest.raises(StoreQuarantined):
             await store.upsert("a", IDENTITY, {"y": [0, 1, 0, 0]}, **calls())
         release.set()
+        # Closed first: the pool's idle workers then exit, and the released one after its
+        # call, so the joins below wait only for the hung call's end.
+        await store.aclose()
         for thread in threading.enumerate():
             if thread.name.startswith("duckdb-vectors"):
                 thread.join(10)
-        await store.aclose()
 
         recovered = DuckDBVectorStore(root, clock)
         assert await recovered.list_ids("a", **calls()) == []
