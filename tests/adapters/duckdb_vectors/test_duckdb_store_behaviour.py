@@ -71,6 +71,8 @@ def test_a_call_that_never_settles_quarantines_the_agent_and_the_next_process_re
             entered.set()
             release.wait(30)
 
+    before = set(threading.enumerate())
+
     async def scenario() -> None:
         store = DuckDBVectorStore(root, clock, grace_seconds=0.1, on_step=hang_in_staging)
         await store.upsert("a", IDENTITY, {"x": [1, 0, 0, 0]}, **calls())
@@ -92,9 +94,9 @@ def test_a_call_that_never_settles_quarantines_the_agent_and_the_next_process_re
             await store.upsert("a", IDENTITY, {"y": [0, 1, 0, 0]}, **calls())
         release.set()
         # Closed first: the pool's idle workers then exit, and the released one after its
-        # call, so the joins below wait only for the hung call's end.
+        # call. Only this store's workers are joined: other tests' pools may still idle.
         await store.aclose()
-        for thread in threading.enumerate():
+        for thread in set(threading.enumerate()) - before:
             if thread.name.startswith("duckdb-vectors"):
                 thread.join(10)
 
