@@ -3,13 +3,8 @@
 
 from __future__ import annotations
 
-from memory_adapters.sql_claims.projection import (
-    PERSONA_INDEX,
-    SEED_GENERATIONS,
-    TRIGGER_EVENTS,
-    WORKING_TABLE,
-    firing,
-)
+from memory_adapters.sql_claims import projection
+from memory_adapters.sql_claims.projection import WORKING_TABLE, firing
 
 __all__ = ["working_statements"]
 
@@ -39,11 +34,11 @@ BEGIN
 END $$"""
 
 
-def working_statements() -> tuple[str, ...]:
-    triggers = tuple(
-        f"""CREATE OR REPLACE TRIGGER {name} AFTER {event} ON agent_memory
+def _trigger(name: str, event: str, rows: tuple[str, ...]) -> str:
+    return f"""CREATE OR REPLACE TRIGGER {name} AFTER {event} ON agent_memory
           FOR EACH ROW WHEN ({firing(rows)})
           EXECUTE FUNCTION agent_memory_working_bump()"""
-        for name, event, rows in TRIGGER_EVENTS
-    )
-    return (_TABLE, SEED_GENERATIONS, PERSONA_INDEX, _FUNCTION, *triggers)
+
+
+def working_statements() -> tuple[str, ...]:
+    return projection.working_statements(_TABLE, _trigger, _FUNCTION)

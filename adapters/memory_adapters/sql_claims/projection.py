@@ -42,6 +42,7 @@ __all__ = [
     "WorkingProjectionMethods",
     "firing",
     "projected",
+    "working_statements",
 ]
 
 WORKING_TABLE = "agent_memory_working"
@@ -99,6 +100,18 @@ SEED_GENERATIONS = (
     " SELECT DISTINCT agent_id, 1 FROM agent_memory WHERE true"
     " ON CONFLICT (agent_id) DO NOTHING"
 )
+
+
+def working_statements(
+    table: str, trigger: Callable[[str, str, tuple[str, ...]], str], *functions: str
+) -> tuple[str, ...]:
+    """The projection's DDL in a dialect, in the order it must run: `table` (the dialect's
+    CREATE TABLE), the seeded generations, the persona index, the dialect's `functions` its
+    triggers call, then one trigger per `TRIGGER_EVENTS` row, `trigger(name, event, rows)`
+    (the rows' WHEN condition is `firing(rows)`)."""
+    triggers = tuple(trigger(name, event, rows) for name, event, rows in TRIGGER_EVENTS)
+    return (table, SEED_GENERATIONS, PERSONA_INDEX, *functions, *triggers)
+
 
 # One statement: the row and whether a clear fences the agent (then nothing is shown).
 _READ = f"""SELECT w.generation, w.payload,

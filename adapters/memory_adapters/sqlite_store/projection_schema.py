@@ -3,13 +3,8 @@
 
 from __future__ import annotations
 
-from memory_adapters.sql_claims.projection import (
-    PERSONA_INDEX,
-    SEED_GENERATIONS,
-    TRIGGER_EVENTS,
-    WORKING_TABLE,
-    firing,
-)
+from memory_adapters.sql_claims import projection
+from memory_adapters.sql_claims.projection import WORKING_TABLE, firing
 
 __all__ = ["working_statements"]
 
@@ -29,11 +24,11 @@ def _bump(p: str) -> str:
         generation = generation + 1, built_at = NULL, payload = NULL;"""
 
 
-def working_statements() -> tuple[str, ...]:
-    triggers = tuple(
-        f"""CREATE TRIGGER IF NOT EXISTS {name} AFTER {event} ON agent_memory
+def _trigger(name: str, event: str, rows: tuple[str, ...]) -> str:
+    return f"""CREATE TRIGGER IF NOT EXISTS {name} AFTER {event} ON agent_memory
           WHEN {firing(rows)}
           BEGIN {" ".join(_bump(row) for row in rows)} END"""
-        for name, event, rows in TRIGGER_EVENTS
-    )
-    return (_TABLE, SEED_GENERATIONS, PERSONA_INDEX, *triggers)
+
+
+def working_statements() -> tuple[str, ...]:
+    return projection.working_statements(_TABLE, _trigger)
