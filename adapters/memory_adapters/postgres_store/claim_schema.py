@@ -26,7 +26,6 @@ from memory_adapters.sql_claims import ddl
 from memory_adapters.sql_claims.queries import RECALLABLE_KINDS_SQL, recallable, sql_list
 from memory_adapters.sql_claims.repair import MARK_TABLE_SQL
 from memory_adapters.sql_claims.vector_cleanup import TABLE_SQL as VECTOR_CLEANUP_TABLE_SQL
-from memory_core.domain.claims import Category, ClaimKind, EmbeddingState, Lifecycle
 from memory_core.domain.directives import DirectiveKind, DirectiveSource, DirectiveStatus
 
 __all__ = [
@@ -66,46 +65,26 @@ def scope_valid(p: str = "") -> str:
     )
 
 
+# Identifiers compare byte-wise (COLLATE "C"), as SQLite's do.
+_SPELLING = ddl.ColumnSpelling(
+    types={
+        "text": "text",
+        "key": 'text COLLATE "C"',
+        "real": "double precision",
+        "time": "timestamptz",
+        "int": "integer",
+        "big": "bigint",
+    },
+    null_case=False,
+    epoch_floor=False,
+)
+_SOURCES = "source_entry_ids text[] NOT NULL DEFAULT '{}'"
+
 _CLAIMS_TABLE = f"""
 CREATE TABLE agent_memory (
   agent_id text COLLATE "C" NOT NULL CHECK (length(agent_id) BETWEEN 1 AND 128),
   id text COLLATE "C" NOT NULL CHECK (length(id) BETWEEN 1 AND 128),
-  kind text NOT NULL CHECK (kind IN {_in(ClaimKind)}),
-  content text NOT NULL CHECK (length(content) >= 1),
-  canonical_content text NOT NULL,
-  category text CHECK (category IN {_in(Category)}),
-  importance double precision NOT NULL DEFAULT 0.5 CHECK (importance BETWEEN 0 AND 1),
-  confidence double precision CHECK (confidence BETWEEN 0 AND 1),
-  temporal_kind text NOT NULL DEFAULT 'atemporal',
-  valid_from timestamptz,
-  valid_until timestamptz,
-  temporal_precision text,
-  temporal_timezone text,
-  temporal_confidence double precision,
-  scope_type text COLLATE "C" NOT NULL DEFAULT 'agent',
-  scope_id text COLLATE "C",
-  user_scope text COLLATE "C",
-  provenance_key text COLLATE "C",
-  source_session text,
-  source_entry_ids text[] NOT NULL DEFAULT '{{}}',
-  source_first_seq bigint,
-  source_last_seq bigint,
-  extractor text,
-  lifecycle_state text NOT NULL DEFAULT 'active' CHECK (lifecycle_state IN {_in(Lifecycle)}),
-  embedding_state text NOT NULL DEFAULT 'pending'
-    CHECK (embedding_state IN {_in(EmbeddingState)}),
-  embedding_provider text,
-  embedding_model text,
-  embedding_dim integer CHECK (embedding_dim > 0),
-  revision integer NOT NULL DEFAULT 1 CHECK (revision >= 1),
-  created_at timestamptz NOT NULL,
-  updated_at timestamptz NOT NULL,
-  last_accessed timestamptz,
-  access_count bigint NOT NULL DEFAULT 0 CHECK (access_count >= 0),
-  superseded_by text COLLATE "C" CHECK (superseded_by <> id),
-  slot text,
-  conflict_with text COLLATE "C",
-  conflict_state text CHECK (conflict_state = 'challenged'),
+{ddl.claim_columns(_SPELLING, sources=_SOURCES)}
   PRIMARY KEY (agent_id, id),
   CONSTRAINT {TEMPORAL_CONSTRAINT} CHECK ({temporal_valid()}),
   CONSTRAINT {SCOPE_CONSTRAINT} CHECK ({scope_valid()}),

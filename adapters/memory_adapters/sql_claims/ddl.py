@@ -1,20 +1,25 @@
-"""DDL both SQL claim stores share: the stored temporal and scope invariants as predicates
-(R-TIME-1/2, R-SCOPE-1/2), the embedding-identity CHECK and the claim indexes the kit's
-statements are written for. Each schema module spells the dialect's part — column-type
-checks (SQLite stores any value in any column), its trim and null-safe equality, its false —
-and runs these in its own migrations.
+"""DDL both SQL claim stores share: the claim table's columns in logical types
+(`claim_columns`, spelt by each dialect's `ColumnSpelling`), the stored temporal and scope
+invariants as predicates (R-TIME-1/2, R-SCOPE-1/2), the embedding-identity CHECK and the
+claim indexes the kit's statements are written for. Each schema module spells the
+dialect's part — column-type checks (SQLite stores any value in any column), its trim and
+null-safe equality, its false — and runs these in its own migrations.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple
 
 from memory_adapters.sql_claims.queries import recallable, sql_list
+from memory_core.domain.claims import Category, ClaimKind, EmbeddingState, Lifecycle
 from memory_core.domain.temporal import Precision, TemporalKind
 
 __all__ = [
     "CLAIM_INDEXES",
     "EMBEDDING_IDENTITY_CHECK",
+    "ColumnSpelling",
+    "claim_columns",
     "live_slot_index",
     "scope_predicate",
     "temporal_predicate",
@@ -95,3 +100,101 @@ PERSONA_STATE_COLUMN = (
     "ALTER TABLE agent_memory ADD COLUMN persona_state TEXT CHECK (persona_state IS NULL"
     " OR persona_state IN ('draft', 'active', 'rejected', 'retired'))"
 )
+
+
+class _Column(NamedTuple):
+    name: str
+    type: str  # a logical type the dialect spells: text, key, real, time, int, big
+    rest: str = ""  # NOT NULL / DEFAULT, alike in both dialects
+    check: str = ""  # the value rule, without the NULL case
+    wrap: bool = False  # the CHECK on a line of its own
+
+
+class ColumnSpelling(NamedTuple):
+    """A dialect's words for the claim table's columns: `types` by logical type (`key` is
+    an identifier, compared byte-wise), whether a nullable column's CHECK names the NULL
+    case, and whether a NOT NULL `time` (an epoch integer there) must be >= 0."""
+
+    types: Mapping[str, str]
+    null_case: bool
+    epoch_floor: bool
+
+
+# The claim table's columns both dialects declare, in two runs around `source_entry_ids`
+# (an array in one dialect, JSON text in the other), which the dialect declares itself.
+_BEFORE_SOURCES = (
+    _Column("kind", "text", "NOT NULL", f"kind IN {sql_list(ClaimKind)}"),
+    _Column("content", "text", "NOT NULL", "length(content) >= 1"),
+    _Column("canonical_content", "text", "NOT NULL"),
+    _Column("category", "text", check=f"category IN {sql_list(Category)}"),
+    _Column("importance", "real", "NOT NULL DEFAULT 0.5", "importance BETWEEN 0 AND 1"),
+    _Column("confidence", "real", check="confidence BETWEEN 0 AND 1"),
+    _Column("temporal_kind", "text", "NOT NULL DEFAULT 'atemporal'"),
+    _Column("valid_from", "time"),
+    _Column("valid_until", "time"),
+    _Column("temporal_precision", "text"),
+    _Column("temporal_timezone", "text"),
+    _Column("temporal_confidence", "real"),
+    _Column("scope_type", "key", "NOT NULL DEFAULT 'agent'"),
+    _Column("scope_id", "key"),
+    _Column("user_scope", "key"),
+    _Column("provenance_key", "key"),
+    _Column("source_session", "text"),
+)
+_AFTER_SOURCES = (
+    _Column("source_first_seq", "big"),
+    _Column("source_last_seq", "big"),
+    _Column("extractor", "text"),
+    _Column(
+        "lifecycle_state",
+        "text",
+        "NOT NULL DEFAULT 'active'",
+        f"lifecycle_state IN {sql_list(Lifecycle)}",
+    ),
+    _Column(
+        "embedding_state",
+        "text",
+        "NOT NULL DEFAULT 'pending'",
+        f"embedding_state IN {sql_list(EmbeddingState)}",
+        wrap=True,
+    ),
+    _Column("embedding_provider", "text"),
+    _Column("embedding_model", "text"),
+    _Column("embedding_dim", "int", check="embedding_dim > 0"),
+    _Column("revision", "int", "NOT NULL DEFAULT 1", "revision >= 1"),
+    _Column("created_at", "time", "NOT NULL"),
+    _Column("updated_at", "time", "NOT NULL"),
+    _Column("last_accessed", "time"),
+    _Column("access_count", "big", "NOT NULL DEFAULT 0", "access_count >= 0"),
+    _Column("superseded_by", "key", check="superseded_by <> id"),
+    _Column("slot", "text"),
+    _Column("conflict_with", "key"),
+    _Column("conflict_state", "text", check="conflict_state = 'challenged'"),
+)
+
+
+def _declare(column: _Column, spelling: ColumnSpelling) -> str:
+    check = column.check
+    not_null = column.rest.startswith("NOT NULL")
+    if not check and not_null and column.type == "time" and spelling.epoch_floor:
+        check = f"{column.name} >= 0"
+    if check and not not_null and spelling.null_case:
+        check = f"{column.name} IS NULL OR {check}"
+    words = [column.name, spelling.types[column.type], column.rest]
+    line = "  " + " ".join(word for word in words if word)
+    if check:
+        line += ("\n    " if column.wrap else " ") + f"CHECK ({check})"
+    return line + ","
+
+
+def claim_columns(spelling: ColumnSpelling, *, sources: str) -> str:
+    """The column lines of `agent_memory` from `kind` to `conflict_state` in `spelling`,
+    with `sources` (the dialect's `source_entry_ids` line) in its place; each line ends with
+    a comma, for the dialect's own key columns before and table constraints after."""
+    return "\n".join(
+        (
+            *(_declare(column, spelling) for column in _BEFORE_SOURCES),
+            f"  {sources},",
+            *(_declare(column, spelling) for column in _AFTER_SOURCES),
+        )
+    )

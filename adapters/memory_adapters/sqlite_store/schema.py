@@ -12,7 +12,6 @@ from __future__ import annotations
 from memory_adapters.sql_claims import ddl
 from memory_adapters.sql_claims.queries import RECALLABLE_KINDS_SQL, recallable, sql_list
 from memory_adapters.sqlite_store.fts import FORGET_FUNCTION, INDEX_FUNCTION
-from memory_core.domain.claims import Category, ClaimKind, EmbeddingState, Lifecycle
 from memory_core.domain.directives import DirectiveKind, DirectiveSource, DirectiveStatus
 
 __all__ = [
@@ -73,47 +72,27 @@ def scope_valid(p: str = "") -> str:
     )
 
 
+# SQLite stores any value in any column: its types are affinities, and the checks name NULL.
+_SPELLING = ddl.ColumnSpelling(
+    types={
+        "text": "TEXT",
+        "key": "TEXT",
+        "real": "REAL",
+        "time": "INTEGER",
+        "int": "INTEGER",
+        "big": "INTEGER",
+    },
+    null_case=True,
+    epoch_floor=True,
+)
+_SOURCES = "source_entry_ids TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(source_entry_ids))"
+
 _CLAIMS_TABLE = f"""
 CREATE TABLE agent_memory (
   rid INTEGER PRIMARY KEY,  -- explicit so VACUUM never renumbers the FTS mirror's rowids
   id TEXT NOT NULL UNIQUE CHECK (length(id) BETWEEN 1 AND 128),
   agent_id TEXT NOT NULL CHECK (length(agent_id) BETWEEN 1 AND 128),
-  kind TEXT NOT NULL CHECK (kind IN {_in(ClaimKind)}),
-  content TEXT NOT NULL CHECK (length(content) >= 1),
-  canonical_content TEXT NOT NULL,
-  category TEXT CHECK (category IS NULL OR category IN {_in(Category)}),
-  importance REAL NOT NULL DEFAULT 0.5 CHECK (importance BETWEEN 0 AND 1),
-  confidence REAL CHECK (confidence IS NULL OR confidence BETWEEN 0 AND 1),
-  temporal_kind TEXT NOT NULL DEFAULT 'atemporal',
-  valid_from INTEGER,
-  valid_until INTEGER,
-  temporal_precision TEXT,
-  temporal_timezone TEXT,
-  temporal_confidence REAL,
-  scope_type TEXT NOT NULL DEFAULT 'agent',
-  scope_id TEXT,
-  user_scope TEXT,
-  provenance_key TEXT,
-  source_session TEXT,
-  source_entry_ids TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(source_entry_ids)),
-  source_first_seq INTEGER,
-  source_last_seq INTEGER,
-  extractor TEXT,
-  lifecycle_state TEXT NOT NULL DEFAULT 'active' CHECK (lifecycle_state IN {_in(Lifecycle)}),
-  embedding_state TEXT NOT NULL DEFAULT 'pending'
-    CHECK (embedding_state IN {_in(EmbeddingState)}),
-  embedding_provider TEXT,
-  embedding_model TEXT,
-  embedding_dim INTEGER CHECK (embedding_dim IS NULL OR embedding_dim > 0),
-  revision INTEGER NOT NULL DEFAULT 1 CHECK (revision >= 1),
-  created_at INTEGER NOT NULL CHECK (created_at >= 0),
-  updated_at INTEGER NOT NULL CHECK (updated_at >= 0),
-  last_accessed INTEGER,
-  access_count INTEGER NOT NULL DEFAULT 0 CHECK (access_count >= 0),
-  superseded_by TEXT CHECK (superseded_by IS NULL OR superseded_by <> id),
-  slot TEXT,
-  conflict_with TEXT,
-  conflict_state TEXT CHECK (conflict_state IS NULL OR conflict_state = 'challenged'),
+{ddl.claim_columns(_SPELLING, sources=_SOURCES)}
   CHECK ({temporal_valid()}),
   CHECK ({scope_valid()}),
   {ddl.EMBEDDING_IDENTITY_CHECK}
