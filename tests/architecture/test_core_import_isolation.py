@@ -4,11 +4,13 @@ Static scans miss what only happens when code runs: a parent `__init__` with sid
 import-time `importlib.import_module(...)`, a library that drags in another. So each core module
 is imported in a clean interpreter and `sys.modules` is checked afterwards.
 
-Speed: one subprocess per module costs an interpreter start each (~50 modules at ~0.1 s). Instead
-one driver interpreter, which has imported only `os`, `sys` and the allowed attrs/cattrs
-(checked like everything else), forks a child per module; each child starts from the same
-clean state, imports one module and reports what got loaded. Where
-`os.fork` does not exist, one interpreter per module is used.
+Speed: first every core module is imported into one interpreter. What importing a module loads
+does not depend on what was loaded before it, so what one module alone loads is a subset of
+what all of them load together: when the union is clean, every module is. Only when it is not
+is each module checked alone, to name the culprits: one driver interpreter, which has imported
+only `os`, `sys` and the allowed attrs/cattrs (checked like everything else), forks a child per
+module; each child starts from the same clean state, imports one module and reports what got
+loaded. Where `os.fork` does not exist, one interpreter per module is used.
 
 What is checked, and why `threading` is not in the list: the rule is that the core neither uses
 nor drags in I/O, storage, network, process or plugin machinery. `threading` (and `weakref`,
@@ -48,7 +50,8 @@ PRELOADED = ("attrs", "cattrs", "cattrs.preconf.json")
 _DRIVER = """
 import os, sys
 
-fork = sys.argv[1] == "fork"
+mode = sys.argv[1]
+fork = mode == "fork"
 forbidden = tuple(sys.argv[2].split(","))
 preload = [name for name in sys.argv[3].split(",") if name]
 modules = sys.argv[4:]
@@ -70,6 +73,12 @@ for name in preload:
     __import__(name)
 # One line per module: its name and its (status, payload), tab-separated, both as repr().
 print(repr("<interpreter start-up>"), repr(("ok", loaded())), sep="\t", flush=True)
+if mode == "union":
+    failed = [(module, check(module)) for module in modules]
+    errors = [f"{module}: {payload}" for module, (status, payload) in failed if status != "ok"]
+    print(repr("<all modules>"), repr(("error", errors) if errors else ("ok", loaded())),
+          sep="\t", flush=True)
+    sys.exit(0)
 if not fork:
     for module in modules:
         print(repr(module), repr(check(module)), sep="\t", flush=True)
@@ -92,14 +101,24 @@ for module in modules:
 """
 
 
+def _import_all_in_one_interpreter(modules: list[str], tree: Path) -> dict[str, tuple[str, object]]:
+    """The start-up line and "<all modules>" -> ("ok", forbidden modules loaded by importing
+    every module) or ("error", the failed imports)."""
+    return _run_driver("union", [modules], tree)
+
+
 def _import_each_in_a_clean_interpreter(
     modules: list[str], tree: Path, *, fork: bool = hasattr(os, "fork")
 ) -> dict[str, tuple[str, object]]:
     """module -> ("ok", forbidden modules loaded) or ("error", message); `tree` first on path."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     # Without fork, a module imported inline would leak into the next: one interpreter each.
     batches = [modules] if fork else [[module] for module in modules]
+    return _run_driver("fork" if fork else "inline", batches, tree)
+
+
+def _run_driver(mode: str, batches: list[list[str]], tree: Path) -> dict[str, tuple[str, object]]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     results: dict[str, tuple[str, object]] = {}
     for batch in batches:
         completed = subprocess.run(
@@ -107,7 +126,7 @@ def _import_each_in_a_clean_interpreter(
                 sys.executable,
                 "-c",
                 _DRIVER,
-                "fork" if fork else "inline",
+                mode,
                 ",".join(RUNTIME_FORBIDDEN),
                 ",".join(PRELOADED),
                 *batch,
@@ -133,6 +152,9 @@ def _core_modules(core_dir: Path) -> list[str]:
 def test_every_core_module_imports_without_io_storage_or_plugin_packages() -> None:
     """R-ARCH-1: each memory_core module, imported alone, loads no forbidden package."""
     modules = _core_modules(CORE_DIR)
+    union = _import_all_in_one_interpreter(modules, REPO_ROOT)
+    if union == {"<interpreter start-up>": ("ok", []), "<all modules>": ("ok", [])}:
+        return  # every module alone loads a subset of this: all are clean
 
     results = _import_each_in_a_clean_interpreter(modules, REPO_ROOT)
 
@@ -179,6 +201,11 @@ def test_isolation_check_reports_a_planted_runtime_import_per_module(
     assert leaked in payload, results
     # Each module is checked from a clean state: what the victim loaded does not leak over.
     assert results["memory_core"] == ("ok", []), results
+    # The one-interpreter check that passes a clean tree sees the leak too.
+    status, payload = _import_all_in_one_interpreter(["memory_core", victim], tmp_path)[
+        "<all modules>"
+    ]
+    assert status == "ok" and isinstance(payload, list) and leaked in payload, payload
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="compares the forking driver with inline")
