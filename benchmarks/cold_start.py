@@ -33,7 +33,6 @@ import argparse
 import asyncio
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -45,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import recall
+from benchmarks.support import load_line, machine, parse_sizes, write_json
 
 __all__ = ["main", "run"]
 
@@ -220,13 +220,7 @@ def run(
     return {
         "benchmark": "cold_start",
         "when": recall.datetime.now(recall.UTC).isoformat(timespec="seconds"),
-        "machine": {
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-            "loadavg_before": load_before,
-            "loadavg_after": os.getloadavg(),
-        },
+        "machine": machine(load_before),
         "settings": {
             "repeats": repeats,
             "seed": seed,
@@ -254,11 +248,7 @@ def report(document: dict[str, Any], write: Callable[[str], None] = print) -> No
             + f" {r['resident_after_warm_mib']:>9.0f}"
             + f" {r['raw_matrix_mib']:>7.0f} {r['resident_vs_raw']:>7.2f}"
         )
-    machine = document["machine"]
-    write(
-        f"load {machine['loadavg_before'][0]:.1f} → {machine['loadavg_after'][0]:.1f}; "
-        f"total {document['total_seconds']:.0f} s"
-    )
+    write(load_line(document))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -275,20 +265,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.sizes:
-        try:
-            sizes = [int(size) for size in args.sizes.split(",")]
-        except ValueError:
-            parser.error(f"--sizes: comma-separated integers, got {args.sizes!r}")
-        if any(size < recall.CLUSTER for size in sizes):
-            parser.error(f"--sizes: each size must be at least {recall.CLUSTER}")
+        sizes = parse_sizes(parser, args.sizes, minimum=recall.CLUSTER)
     else:
         sizes = list(QUICK_SIZES if args.quick else SIZES)
     if args.repeats < 1:
         parser.error("--repeats: at least 1")
     document = run(sizes, repeats=args.repeats, cache=args.cache)
     report(document)
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    write_json(args.json, document)
     print(f"wrote {args.json}")
     return 0
 

@@ -61,7 +61,7 @@ import duckdb
 import numpy as np
 
 # `_say` keeps its old name here: turn.py and cold_start.py call it as recall._say.
-from benchmarks.support import latency_ms, machine, write_json
+from benchmarks.support import latency_ms, load_line, machine, parse_sizes, write_json
 from benchmarks.support import say as _say
 from benchmarks.vectors import measure_bandwidth
 from memory_adapters.clocks import MonotonicClock
@@ -737,8 +737,7 @@ def report(document: dict[str, Any], write: Callable[[str], None] = print) -> No
     write(
         f"copy bandwidth {bandwidth['copy_gb_s']:.1f} GB/s (read-only sum "
         f"{bandwidth['read_gb_s']:.1f} GB/s, {bandwidth['array_mib']} MiB arrays); "
-        f"load {document['machine']['loadavg_before'][0]:.1f} → "
-        f"{document['machine']['loadavg_after'][0]:.1f}; total {document['total_seconds']:.0f} s"
+        + load_line(document)
     )
 
 
@@ -755,12 +754,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=RESULTS, help=f"default: {RESULTS}")
     args = parser.parse_args(argv)
     if args.sizes:
-        try:
-            sizes = [int(size) for size in args.sizes.split(",")]
-        except ValueError:
-            parser.error(f"--sizes: comma-separated integers, got {args.sizes!r}")
-        if any(size < CLUSTER for size in sizes):
-            parser.error(f"--sizes: each size must be at least {CLUSTER}")
+        sizes = parse_sizes(parser, args.sizes, minimum=CLUSTER)
     else:
         sizes = list(QUICK_SIZES if args.quick else SIZES)
     if args.queries is not None and args.queries < 1:

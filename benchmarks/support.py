@@ -12,6 +12,7 @@ figure stays comparable with the runs documented before this module existed:
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -23,7 +24,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["latency_ms", "machine", "percentile", "say", "timed", "write_json"]
+__all__ = [
+    "latency_ms",
+    "load_line",
+    "machine",
+    "parse_sizes",
+    "percentile",
+    "say",
+    "timed",
+    "write_json",
+]
 
 Rank = Literal["lower", "nearest"]
 Statistic = Literal["min", "p50", "p95", "p99", "max"]
@@ -107,3 +117,24 @@ def write_json(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text + "\n", encoding="utf-8")
     return text
+
+
+def parse_sizes(parser: argparse.ArgumentParser, text: str, *, minimum: int) -> list[int]:
+    """`--sizes`: comma-separated claim counts, each at least `minimum` (else the parser's
+    usage error, exit 2)."""
+    try:
+        sizes = [int(size) for size in text.split(",")]
+    except ValueError:
+        parser.error(f"--sizes: comma-separated integers, got {text!r}")
+    if any(size < minimum for size in sizes):
+        parser.error(f"--sizes: each size must be at least {minimum}")
+    return sizes
+
+
+def load_line(document: Mapping[str, Any]) -> str:
+    """The report's last line: the load average before and after, and the run's length."""
+    machine = document["machine"]
+    return (
+        f"load {machine['loadavg_before'][0]:.1f} → {machine['loadavg_after'][0]:.1f}; "
+        f"total {document['total_seconds']:.0f} s"
+    )

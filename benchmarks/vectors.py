@@ -22,7 +22,6 @@ import asyncio
 import gc
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -35,6 +34,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from benchmarks.support import machine, timed, write_json
 from memory_adapters.clocks import MonotonicClock
 from memory_adapters.duckdb_vectors import DuckDBVectorStore
 from memory_core.domain.cancellation import CancellationToken, Deadline
@@ -77,15 +77,6 @@ def measure_bandwidth(mebibytes: int, repeats: int = 5) -> dict[str, float]:
         "copy_gb_s": 2 * nbytes / min(copies) / 1e9,
         "read_gb_s": nbytes / min(sums) / 1e9,
     }
-
-
-def _timed(calls: Sequence[Callable[[], object]]) -> list[float]:
-    samples = []
-    for call in calls:
-        start = time.perf_counter()
-        call()
-        samples.append(time.perf_counter() - start)
-    return samples
 
 
 def _ms(samples: list[float]) -> dict[str, float]:
@@ -182,7 +173,7 @@ def _duckdb_sql_phase(path: Path, queries: np.ndarray, repeats: int) -> dict[str
                 [row[0] for row in conn.execute(SQL, [query.tolist()]).fetchall()]
             )
 
-        samples = _timed([one(query) for query in queries[:repeats]])
+        samples = timed([one(query) for query in queries[:repeats]])
         threads = conn.execute("SELECT current_setting('threads')").fetchall()[0][0]
     finally:
         conn.close()
@@ -294,16 +285,7 @@ def run(sizes: Sequence[int], *, quick: bool = False, seed: int = 20261130) -> d
     return {
         "benchmark": "vectors",
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-            "duckdb": duckdb.__version__,
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-            # Other processes on the box disturb every figure; the load says how much.
-            "loadavg_before": load_before,
-            "loadavg_after": os.getloadavg(),
-        },
+        "machine": machine(load_before, numpy=np.__version__, duckdb=duckdb.__version__),
         "bandwidth": bandwidth,
         "top_k": TOP_K,
         "results": results,
@@ -355,8 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"copy bandwidth {bandwidth['copy_gb_s']:.1f} GB/s (read-only sum "
         f"{bandwidth['read_gb_s']:.1f} GB/s, {bandwidth['array_mib']} MiB arrays)"
     )
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    write_json(args.json, document)
     print(f"wrote {args.json}")
     return 0
 

@@ -5,12 +5,20 @@ documented before the shared module (R-BEYOND-3: the baseline beside ours, same 
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 import pytest
 
-from benchmarks.support import latency_ms, machine, percentile, write_json
+from benchmarks.support import (
+    latency_ms,
+    load_line,
+    machine,
+    parse_sizes,
+    percentile,
+    write_json,
+)
 
 # 1..20 ms, shuffled: the summary must sort before it reads ranks.
 SAMPLES = [
@@ -53,3 +61,21 @@ def test_machine_names_the_versions_given_and_the_load_around_the_run() -> None:
     assert described["numpy"] == "2.0"
     assert described["loadavg_before"] == (1.0, 2.0, 3.0)
     assert len(described["loadavg_after"]) == 3
+
+
+def test_sizes_are_comma_separated_counts_of_at_least_the_minimum(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    parser = argparse.ArgumentParser(prog="bench")
+    assert parse_sizes(parser, "100,2000", minimum=100) == [100, 2000]
+    for text, says in (("100,x", "comma-separated integers"), ("99", "at least 100")):
+        with pytest.raises(SystemExit) as exited:
+            parse_sizes(parser, text, minimum=100)
+        assert exited.value.code == 2
+        assert says in capsys.readouterr().err
+
+
+def test_the_load_line_gives_the_load_before_and_after_and_the_length() -> None:
+    document = {"machine": machine((1.25, 0.0, 0.0)), "total_seconds": 41.6}
+    document["machine"]["loadavg_after"] = (2.04, 0.0, 0.0)
+    assert load_line(document) == "load 1.2 → 2.0; total 42 s"
