@@ -14,6 +14,7 @@ file is then part of the review.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -427,10 +428,40 @@ def actual() -> dict[str, Any]:
     return _actual()
 
 
+def _same(actual: Any, expected: Any, where: str = "") -> list[str]:
+    """Where the two differ; floats to 1e-12 relative. A coverage is a sum over a set of
+    strings, whose iteration order follows the per-process string hash (PYTHONHASHSEED), so
+    the last bit of a sum may differ between two processes running the same code."""
+    if isinstance(expected, float) and isinstance(actual, float):
+        return [] if math.isclose(actual, expected, rel_tol=1e-12) else [where]
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        if actual.keys() != expected.keys():
+            return [f"{where} keys"]
+        return [d for key in expected for d in _same(actual[key], expected[key], f"{where}.{key}")]
+    if isinstance(expected, list) and isinstance(actual, list):
+        if len(actual) != len(expected):
+            return [f"{where} length"]
+        return [
+            d
+            for i, pair in enumerate(zip(actual, expected, strict=True))
+            for d in _same(*pair, f"{where}[{i}]")
+        ]
+    return [] if actual == expected and type(actual) is type(expected) else [where]
+
+
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_ranking_and_assembly_are_unchanged(name: str, actual: dict[str, Any]) -> None:
     expected = json.loads(EXPECTED.read_text(encoding="utf-8"))
-    assert actual[name] == expected[name]
+    assert _same(actual[name], expected[name]) == []
+
+
+def test_the_comparison_sees_a_changed_score_order_or_text() -> None:
+    run = {"ranking": [{"id": "a", "score": 0.5}, {"id": "b", "score": 0.25}], "text": "x"}
+    assert _same(run, json.loads(json.dumps(run))) == []
+    assert _same({**run, "text": "y"}, run) == [".text"]
+    assert _same({**run, "ranking": run["ranking"][::-1]}, run) != []
+    bumped = [{"id": "a", "score": 0.5 + 1e-9}, run["ranking"][1]]
+    assert _same({**run, "ranking": bumped}, run) == [".ranking[0].score"]
 
 
 def test_the_fixture_exercises_what_it_claims(actual: dict[str, Any]) -> None:
