@@ -236,8 +236,11 @@ def coverage_tokens(text: str) -> frozenset[str]:
     character bigrams, lowercased, stopwords left out: the units in which a candidate's
     coverage of a query is counted. Trigram FTS cannot see a one- or two-character word;
     this can."""
+    runs = _WORD.findall(unicodedata.normalize("NFKC", text).lower())
+    if text.isascii():  # every run is a word: one comprehension instead of the loop
+        return frozenset([stem(run) for run in runs if run not in ENGLISH_STOPWORDS])
     tokens: set[str] = set()
-    for run in _WORD.findall(unicodedata.normalize("NFKC", text).lower()):
+    for run in runs:
         if run[0].isascii():
             if run not in ENGLISH_STOPWORDS:
                 tokens.add(stem(run))
