@@ -77,7 +77,10 @@ class LaneTokens:
         return cls(**{lane.value: counts.get(lane, 0) for lane in _LANES})
 
     def __getitem__(self, lane: Lane) -> int:
-        return int(getattr(self, Lane(lane).value))
+        # A member is answered by its value directly: an assembly reads lanes ~35 times, and
+        # the enum call was most of it. Anything else goes through `Lane(lane)` as before.
+        field = lane._value_ if lane.__class__ is Lane else Lane(lane).value
+        return int(getattr(self, field))
 
     @property
     def total(self) -> int:

@@ -10,6 +10,7 @@ working-projection section mapping (§8.7). Stored/legacy rows are read by
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
@@ -36,6 +37,7 @@ __all__ = [
     "TemporalTunables",
     "WorkingSection",
     "assess",
+    "assessor",
     "render_bound",
     "working_section_for",
     "working_status_rank",
@@ -141,11 +143,39 @@ def assess(
     now = require_utc(now, "now")
     if metadata.is_atemporal:
         return _ATEMPORAL_ASSESSMENT
+    return _judge(metadata, now, _is_evidence(mode), policy or TemporalPolicy())
+
+
+def assessor(
+    now: datetime,
+    *,
+    mode: TemporalMode = TemporalMode.CURRENT,
+    policy: TemporalPolicy | None = None,
+) -> Callable[[TemporalMetadata], TemporalAssessment]:
+    """`assess` at one instant for many claims: `now`, `mode` and `policy` are checked once,
+    not once per candidate of a turn."""
+    now = require_utc(now, "now")
+    evidence = _is_evidence(mode)
     policy = policy or TemporalPolicy()
+
+    def judge(metadata: TemporalMetadata) -> TemporalAssessment:
+        if metadata.is_atemporal:
+            return _ATEMPORAL_ASSESSMENT
+        return _judge(metadata, now, evidence, policy)
+
+    return judge
+
+
+def _is_evidence(mode: TemporalMode) -> bool:
     try:
-        evidence = TemporalMode(mode) is TemporalMode.EVIDENCE
+        return TemporalMode(mode) is TemporalMode.EVIDENCE
     except ValueError as exc:
         raise TemporalError("mode", "must be 'current' or 'evidence'") from exc
+
+
+def _judge(
+    metadata: TemporalMetadata, now: datetime, evidence: bool, policy: TemporalPolicy
+) -> TemporalAssessment:
     relation = metadata.interval.relation(now)
     trusted = _confidence(metadata) >= policy.hard_filter_confidence
 

@@ -35,11 +35,51 @@ def test_tokens_are_computed_once_per_revision() -> None:
     tokens = cache.of(first)
     assert tokens.coverage == coverage_tokens(first.content)
     assert tokens.duplicate == token_set(first.content)
-    assert cache.of(first) is tokens
+    again = cache.of(first)
+    assert again.coverage is tokens.coverage and again.duplicate is tokens.duplicate
     assert (cache.hits, cache.misses) == (1, 1)
     edited = attrs.evolve(first, content="The user reverted the scripts.", revision=2)
     assert "revert" in cache.of(edited).coverage
     assert cache.misses == 2
+
+
+@pytest.mark.parametrize("half", ["coverage", "collapse"])
+def test_each_half_is_computed_once_per_revision_and_only_when_asked(half: str) -> None:
+    """Issue 15: the lexical rank asks only for coverage, the near-duplicate walk only for the
+    collapse tokens of the rows it reaches; the other half is neither computed nor held, and
+    an edited revision (or a row rewritten to another length) never gets the old tokens."""
+    cache = ClaimTokenCache()
+    first = claim("a", "The user changed the deployment scripts.")
+    ask = getattr(cache, half)
+    found = ask(first)
+    expected_size = len(found) if half == "coverage" else len(found[1]) + 1
+    assert cache.held == expected_size
+    assert ask(first) == found and cache.misses == 1
+    edited = attrs.evolve(first, content="The user reverted the scripts.", revision=2)
+    rewritten = attrs.evolve(first, content="The user reverted the old scripts.")
+    for other in (edited, rewritten):
+        fresh = ask(other)
+        if half == "coverage":
+            assert fresh == coverage_tokens(other.content) and "revert" in fresh
+        else:
+            assert fresh[1] == token_set(other.content) and "reverted" in fresh[1]
+    assert cache.misses == 3
+
+
+def test_a_forgotten_claims_tokens_leave_the_cache_within_its_budget() -> None:
+    """R-FORGET-1 for process memory: nothing is evicted on delete, so the bound is the
+    budget — once rows worth the budget were tokenised after it, a deleted claim's tokens
+    (halves filled at different times included) are no longer held."""
+    cache = ClaimTokenCache(token_budget=60)
+    secret = claim("secret", "Nightjar launch codes rotate weekly")
+    cache.coverage(secret)
+    cache.collapse(secret)
+    for n in range(30):
+        cache.coverage(claim(f"c{n}", f"alpha beta {n}"))
+    assert cache.held <= 60
+    before = cache.misses
+    cache.coverage(secret)
+    assert cache.misses == before + 1  # recomputed: it was no longer held
 
 
 def test_the_cache_holds_at_most_its_token_budget() -> None:

@@ -10,6 +10,7 @@ from memory_core.services.read.keywords import (
     ENGLISH_STOPWORDS,
     MAX_CANDIDATES,
     MAX_TERMS,
+    STEM_CACHE_WORDS,
     TermKind,
     coverage_tokens,
     extract_keywords,
@@ -158,3 +159,20 @@ def test_month_names_and_content_verbs_are_terms() -> None:
     """Issue 14: `may` is a month and `get`/`make`/`need` carry facts; they stay terms."""
     assert search_terms("What did Caroline get in May?") == ("caroline", "get", "may")
     assert {"may", "get", "got", "make", "made", "need"}.isdisjoint(ENGLISH_STOPWORDS)
+
+
+def test_the_stem_cache_is_bounded_and_forgets_a_word_after_enough_others() -> None:
+    """Issue 15: stems are cached per word (a turn stems every new candidate's words), at
+    most `STEM_CACHE_WORDS` of them, least recently used first out — so a word only a
+    forgotten claim used is no longer held once that many other words were stemmed
+    (R-FORGET-1 for process memory)."""
+    stem.cache_clear()
+    assert stem("nightjars") == "nightjar"
+    assert stem("nightjars") == "nightjar"
+    assert stem.cache_info().hits == 1
+    for n in range(STEM_CACHE_WORDS):
+        stem(f"filler{n}words")
+    info = stem.cache_info()
+    assert info.currsize == STEM_CACHE_WORDS == info.maxsize
+    stem("nightjars")
+    assert stem.cache_info().misses == info.misses + 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime, timedelta
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -441,3 +442,37 @@ def test_a_claim_in_the_period_the_query_names_is_promoted() -> None:
     assert [item.claim.id for item in plain.items] == ["may", "april"]  # recency, smaller gap
     gap = ranking.items[0].combined - ranking.items[1].combined
     assert gap > plain.items[0].combined - plain.items[1].combined + 0.29
+
+
+def test_turn_verdicts_judge_each_revision_once_and_again_when_its_time_changed() -> None:
+    """Issue 15: the refill count and the ranking share one verdict per claim revision
+    (R-TIME-3); a row whose temporal metadata changed without a revision bump is judged
+    again, never given the old verdict."""
+    from memory_core.domain.temporal_policy import TemporalPolicy, assess
+    from memory_core.services.read.scoring import TurnVerdicts
+
+    policy = TemporalPolicy(hard_filter_confidence=0.5)
+    verdicts = TurnVerdicts(now=NOW, mode=TemporalMode.CURRENT, policy=policy)
+    current = claim("s", temporal=state(until=NOW + timedelta(days=1), confidence=0.6))
+    first = verdicts.of(current)
+    assert first == assess(current.temporal, NOW, policy=policy) and first.eligible
+    assert verdicts.of(attrs.evolve(current)) is first  # same revision, equal metadata
+    expired = attrs.evolve(current, temporal=state(until=NOW, confidence=0.6))
+    assert not verdicts.eligible(expired)  # trusted under this policy's threshold
+    assert verdicts.eligible(attrs.evolve(expired, temporal=state(until=NOW, confidence=0.4)))
+
+
+def test_rank_candidates_refuses_verdicts_judged_for_another_turn() -> None:
+    from memory_core.domain.errors import ValidationError
+    from memory_core.services.read.scoring import TurnVerdicts
+
+    policy = ScoringPolicy()
+    later = TurnVerdicts(
+        now=NOW + timedelta(days=1), mode=TemporalMode.CURRENT, policy=policy.temporal
+    )
+    evidence = TurnVerdicts(now=NOW, mode=TemporalMode.EVIDENCE, policy=policy.temporal)
+    for verdicts in (later, evidence):
+        with pytest.raises(ValidationError, match="verdicts"):
+            rank_candidates(
+                [Candidate(claim=claim("a"), fts_rank=0)], now=NOW, policy=policy, verdicts=verdicts
+            )

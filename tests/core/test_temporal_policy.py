@@ -28,6 +28,7 @@ from memory_core.domain.temporal_policy import (
     TemporalStatus,
     WorkingSection,
     assess,
+    assessor,
     render_bound,
     working_section_for,
     working_status_rank,
@@ -566,3 +567,28 @@ def test_working_status_rank_orders_qualified_states_and_plans() -> None:
         TemporalStatus.PLANNED,
     ]
     assert sorted(plans, key=working_status_rank) == list(reversed(plans))
+
+
+def test_an_assessor_judges_as_assess_does_with_its_arguments_checked_once() -> None:
+    """Issue 15: a turn judges every candidate at one instant; `assessor` checks `now`, the
+    mode and the policy once and then gives `assess`'s verdict for each metadata."""
+    metadata = [
+        TemporalMetadata(),
+        *(
+            TemporalMetadata(
+                kind=TemporalKind.STATE,
+                interval=Interval(valid_until=NOW - timedelta(days=1)),
+                precision=Precision.DAY,
+                timezone="Europe/Berlin",
+                confidence=confidence,
+            )
+            for confidence in (0.3, 0.9)
+        ),
+    ]
+    for mode in TemporalMode:
+        judge = assessor(NOW, mode=mode)
+        assert [judge(m) for m in metadata] == [assess(m, NOW, mode=mode) for m in metadata]
+    with pytest.raises(TemporalError, match="now"):
+        assessor(NOW.replace(tzinfo=None))
+    with pytest.raises(TemporalError, match="mode"):
+        assessor(NOW, mode="sometimes")  # type: ignore[arg-type]

@@ -59,20 +59,41 @@ class ClaimTokens:
         return len(self.coverage) + len(self.duplicate) + 1
 
 
+@attrs.frozen(slots=True)
+class _Collapse:
+    duplicate: frozenset[str]
+    canonical: str
+
+
+@attrs.define(slots=True)
+class _Entry:
+    """One revision's tokens, each half computed when first asked for: the lexical rank needs
+    only the coverage of every FTS row, the near-duplicate walk only the collapse tokens of
+    the rows it reaches before the cut — most candidates of a turn are never walked."""
+
+    coverage: frozenset[str] | None = None
+    collapse: _Collapse | None = None
+
+    @property
+    def size(self) -> int:
+        held = len(self.coverage) if self.coverage is not None else 0
+        return held + (len(self.collapse.duplicate) + 1 if self.collapse is not None else 0)
+
+
 _Key = tuple[str, int, int]
 
 
 class ClaimTokenCache:
-    """Bounded LRU of `ClaimTokens` by (claim id, revision, content length)."""
+    """Bounded LRU of ranking tokens by (claim id, revision, content length)."""
 
     def __init__(self, *, token_budget: int = DEFAULT_TOKEN_BUDGET) -> None:
         if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1:
             raise ConfigError("claim token cache budget must be a positive integer")
         self._budget = token_budget
-        self._entries: OrderedDict[_Key, ClaimTokens] = OrderedDict()
+        self._entries: OrderedDict[_Key, _Entry] = OrderedDict()
         self._held = 0
         self.hits = 0
-        self.misses = 0
+        self.misses = 0  # claim revisions seen for the first time (or again after eviction)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -82,23 +103,57 @@ class ClaimTokenCache:
         return self._held
 
     def of(self, claim: Claim) -> ClaimTokens:
+        """Both halves of `claim`'s tokens."""
+        key, entry = self._entry(claim)
+        collapse = self._collapse(claim, key, entry)
+        return ClaimTokens(
+            coverage=self._coverage(claim, key, entry),
+            duplicate=collapse.duplicate,
+            canonical=collapse.canonical,
+        )
+
+    def coverage(self, claim: Claim) -> frozenset[str]:
+        """`coverage_tokens(claim.content)`, computed once per revision."""
+        return self._coverage(claim, *self._entry(claim))
+
+    def collapse(self, claim: Claim) -> tuple[str, frozenset[str]]:
+        """`claim`'s canonical content and `token_set`, computed once per revision."""
+        found = self._collapse(claim, *self._entry(claim))
+        return found.canonical, found.duplicate
+
+    def _coverage(self, claim: Claim, key: _Key, entry: _Entry) -> frozenset[str]:
+        if entry.coverage is None:
+            entry.coverage = coverage_tokens(claim.content)
+            self._grew(key, entry, len(entry.coverage))
+        return entry.coverage
+
+    def _collapse(self, claim: Claim, key: _Key, entry: _Entry) -> _Collapse:
+        if entry.collapse is None:
+            entry.collapse = _Collapse(
+                duplicate=token_set(claim.content), canonical=canonical_content(claim.content)
+            )
+            self._grew(key, entry, len(entry.collapse.duplicate) + 1)
+        return entry.collapse
+
+    def _entry(self, claim: Claim) -> tuple[_Key, _Entry]:
         key = (claim.id, claim.revision, len(claim.content))
         found = self._entries.get(key)
         if found is not None:
             self._entries.move_to_end(key)
             self.hits += 1
-            return found
+            return key, found
         self.misses += 1
-        tokens = ClaimTokens(
-            coverage=coverage_tokens(claim.content),
-            duplicate=token_set(claim.content),
-            canonical=canonical_content(claim.content),
-        )
-        if tokens.size > self._budget:
-            return tokens  # larger than the whole cache: computed, never held
-        self._entries[key] = tokens
-        self._held += tokens.size
+        entry = _Entry()
+        self._entries[key] = entry
+        return key, entry
+
+    def _grew(self, key: _Key, entry: _Entry, added: int) -> None:
+        if entry.size > self._budget:
+            # Larger than the whole cache: computed for this call, never held.
+            if self._entries.pop(key, None) is not None:
+                self._held -= entry.size - added
+            return
+        self._held += added
         while self._held > self._budget:
             _, evicted = self._entries.popitem(last=False)
             self._held -= evicted.size
-        return tokens

@@ -24,7 +24,7 @@ then persona — before directives.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 import attrs
@@ -51,7 +51,7 @@ from memory_core.domain.manifest import (
     SelectedItem,
     SelectionManifest,
 )
-from memory_core.domain.tokens import estimate_tokens
+from memory_core.domain.tokens import estimate_tokens, token_weight, tokens_for_weight
 from memory_core.services.read.sanitizer import sanitize
 from memory_core.services.read.scoring import ScoredItem
 from memory_core.settings import MemorySettings
@@ -219,13 +219,33 @@ def _section(lane: Lane, body: str) -> str:
     return f"## {_TITLES[lane]}\n{_OPEN}\n{body}\n{_CLOSE}"
 
 
-def _section_tokens(lane: Lane, body: str) -> int:
-    return estimate_tokens(_section(lane, body))
+# A section's weight is its frame's plus its body's (`token_weight` is additive), so a body's
+# weight is measured once per assembly and every section built of it is priced without
+# rendering and re-scanning it: the working projection was measured up to ten times a turn.
+_FRAME_WEIGHT = {lane: token_weight(_section(lane, "")) for lane in _TITLES}
+_Weigh = Callable[[str], int]
 
 
-def _longest_prefix(lane: Lane, body: str, budget: int) -> str:
+def _weigher() -> _Weigh:
+    """`token_weight`, remembered for one assembly only (no text outlives the turn)."""
+    known: dict[str, int] = {}
+
+    def weigh(text: str) -> int:
+        found = known.get(text)
+        if found is None:
+            found = known[text] = token_weight(text)
+        return found
+
+    return weigh
+
+
+def _section_tokens(lane: Lane, body: str, weigh: _Weigh = token_weight) -> int:
+    return tokens_for_weight(_FRAME_WEIGHT[lane] + weigh(body))
+
+
+def _longest_prefix(lane: Lane, body: str, budget: int, weigh: _Weigh) -> str:
     """The longest prefix of `body` whose section fits `budget`; '' if not even one code point."""
-    if _section_tokens(lane, body) <= budget:
+    if _section_tokens(lane, body, weigh) <= budget:
         return body
     low, high = 0, len(body)  # the section grows with the prefix: binary search
     while low < high:
@@ -254,8 +274,8 @@ def _final_text(memory: str | None, directives: str | None) -> str:
     return _JOIN.join(part for part in (memory, directives) if part)
 
 
-def _fits(text: str, total: int) -> bool:
-    return estimate_tokens(text) <= total and len(text) <= CHARS_PER_TOKEN_CEILING * total
+def _fits(text: str, total: int, weigh: _Weigh) -> bool:
+    return tokens_for_weight(weigh(text)) <= total and len(text) <= CHARS_PER_TOKEN_CEILING * total
 
 
 def _recall_order(recalled: Iterable[RecalledMemory]) -> list[RecalledMemory]:
@@ -284,14 +304,23 @@ def assemble(
     }
     memories = _recall_order(request.recalled)
     lines = [_recall_line(memory) for memory in memories]
+    weigh = _weigher()
+    weights = [weigh(line) for line in lines]
+    recall_frame = _FRAME_WEIGHT[Lane.RECALL]
 
-    demand = {lane: _section_tokens(lane, body) if body else 0 for lane, body in bodies.items()}
+    demand = {
+        lane: _section_tokens(lane, body, weigh) if body else 0 for lane, body in bodies.items()
+    }
     minimum = {
         lane: _section_tokens(lane, body[:_MINIMUM_PREFIX]) if body else 0
         for lane, body in bodies.items()
     }
-    demand[Lane.RECALL] = _section_tokens(Lane.RECALL, "\n".join(lines)) if lines else 0
-    minimum[Lane.RECALL] = min((_section_tokens(Lane.RECALL, line) for line in lines), default=0)
+    # Lines are joined by "\n", which weighs 1.
+    joined = sum(weights) + len(weights) - 1
+    demand[Lane.RECALL] = tokens_for_weight(recall_frame + joined) if lines else 0
+    minimum[Lane.RECALL] = min(
+        (tokens_for_weight(recall_frame + weight) for weight in weights), default=0
+    )
     allocation = allocate(
         AllocationRequest(
             total=total,
@@ -304,19 +333,21 @@ def assemble(
     )
 
     sections = {
-        lane: _longest_prefix(lane, body, allocation.allocated[lane])
+        lane: _longest_prefix(lane, body, allocation.allocated[lane], weigh)
         for lane, body in bodies.items()
     }
     admitted: list[int] = []
-    for index, line in enumerate(lines):
-        candidate = "\n".join([*(lines[i] for i in admitted), line])
-        if _section_tokens(Lane.RECALL, candidate) <= allocation.allocated[Lane.RECALL]:
+    admitted_weight = 0  # of the admitted lines joined
+    for index, weight in enumerate(weights):
+        candidate = admitted_weight + 1 + weight if admitted else weight
+        if tokens_for_weight(recall_frame + candidate) <= allocation.allocated[Lane.RECALL]:
             admitted.append(index)
+            admitted_weight = candidate
     sections[Lane.RECALL] = "\n".join(lines[i] for i in admitted)
 
     memory_text = _memory_text(sections)
     # Safety net for the hard ceiling; the budgeting above already guarantees it.
-    while not _fits(_final_text(memory_text, directive_text), total):
+    while not _fits(_final_text(memory_text, directive_text), total, weigh):
         if admitted:
             admitted.pop()
             sections[Lane.RECALL] = "\n".join(lines[i] for i in admitted)
@@ -329,9 +360,9 @@ def assemble(
         memory_text = _memory_text(sections)
 
     final = _final_text(memory_text, directive_text)
-    estimated = estimate_tokens(final)
+    estimated = tokens_for_weight(weigh(final))
     chosen = set(admitted)
-    selected = tuple(_selected_item(memories[i], lines[i]) for i in admitted)
+    selected = tuple(_selected_item(memories[i], tokens_for_weight(weights[i])) for i in admitted)
     dropped = request.prior_drops + tuple(
         DroppedItem(id=memory.id, kind=memory.kind, reason=DropReason.BUDGET)
         for index, memory in enumerate(memories)
@@ -343,7 +374,12 @@ def assemble(
         token_budget=total,
         estimated_tokens=estimated,
         allocation=_allocation_record(
-            allocation, bodies, sections, directive_manifest.estimated_tokens, estimated
+            allocation,
+            bodies,
+            sections,
+            directive_manifest.estimated_tokens,
+            estimated,
+            weigh=weigh,
         ),
         query_hash=request.query_hash,
         degradations=request.degradations,
@@ -352,14 +388,14 @@ def assemble(
     return Contribution(memory_text=memory_text, directive_text=directive_text, manifest=manifest)
 
 
-def _selected_item(memory: RecalledMemory, line: str) -> SelectedItem:
+def _selected_item(memory: RecalledMemory, tokens: int) -> SelectedItem:
     return SelectedItem(
         id=memory.id,
         kind=memory.kind,
         score=memory.score,
         sources=memory.sources,
         similarity=memory.similarity,
-        tokens=estimate_tokens(line),
+        tokens=tokens,
         breakdown=memory.breakdown,
     )
 
@@ -378,13 +414,15 @@ def _allocation_record(
     sections: dict[Lane, str],
     directive_tokens: int,
     estimated: int,
+    *,
+    weigh: _Weigh,
 ) -> dict[str, object]:
     """The allocator's manifest plus what the assembler actually used (reference §4.8 step 6)."""
     record = allocation.to_manifest()
     record["used"] = {
         "directive": directive_tokens,
         **{
-            lane.value: _section_tokens(lane, sections[lane]) if sections[lane] else 0
+            lane.value: _section_tokens(lane, sections[lane], weigh) if sections[lane] else 0
             for lane in (Lane.PERSONA, Lane.WORKING, Lane.RECALL)
         },
     }

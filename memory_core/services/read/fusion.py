@@ -54,7 +54,11 @@ class FusionConstants(Protocol):
 
 
 def _rank(instance: object, attribute: attrs.Attribute, value: int | None) -> None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+    # Ranks are list positions nearly always: a plain non-negative int is answered first
+    # (a turn builds some seventy candidates).
+    if value is None or (value.__class__ is int and value >= 0):
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValidationError(f"candidate.{attribute.name}", "must be a non-negative integer")
 
 

@@ -28,6 +28,7 @@ trigram index already matched them.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from enum import IntEnum
@@ -38,6 +39,7 @@ __all__ = [
     "ENGLISH_STOPWORDS",
     "MAX_CANDIDATES",
     "MAX_TERMS",
+    "STEM_CACHE_WORDS",
     "Keyword",
     "TermKind",
     "bounded_query",
@@ -186,12 +188,19 @@ _VOWELS = frozenset("aeiouy")
 # Doubled final consonants a suffix doubled ("stopped", "running"); l, s, z double in stems.
 _UNDOUBLE = frozenset("bdfgkmnprt")
 _MIN_STEM = 3
+# Distinct words whose stems are remembered: a turn stems the words of every candidate it has
+# not tokenised before (~400 a turn, most of them repeats: a vocabulary is small), and a cached
+# stem costs a dictionary look-up instead of a dozen suffix tests. Bounded, least recently
+# used first out, so a word only a forgotten claim used leaves after this many others
+# (R-FORGET-1: process memory holds no more of it than the claim token cache would).
+STEM_CACHE_WORDS = 16_384
 
 
 def _has_vowel(text: str) -> bool:
     return any(char in _VOWELS for char in text)
 
 
+@functools.lru_cache(maxsize=STEM_CACHE_WORDS)
 def stem(word: str) -> str:
     """A light English stemmer for coverage: plural, -ed and -ing endings and a final -e.
 
@@ -227,9 +236,11 @@ def coverage_tokens(text: str) -> frozenset[str]:
     character bigrams, lowercased, stopwords left out: the units in which a candidate's
     coverage of a query is counted. Trigram FTS cannot see a one- or two-character word;
     this can."""
+    runs = _WORD.findall(unicodedata.normalize("NFKC", text).lower())
+    if text.isascii():  # every run is a word: one comprehension instead of the loop
+        return frozenset([stem(run) for run in runs if run not in ENGLISH_STOPWORDS])
     tokens: set[str] = set()
-    for match in _WORD.finditer(unicodedata.normalize("NFKC", text).lower()):
-        run = match.group()
+    for run in runs:
         if run[0].isascii():
             if run not in ENGLISH_STOPWORDS:
                 tokens.add(stem(run))

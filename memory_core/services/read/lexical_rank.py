@@ -50,7 +50,7 @@ def _coverage(query: str, claims: Sequence[Claim], cache: ClaimTokenCache) -> di
     candidates (a local IDF): a word every candidate shares — a speaker's name, the query's
     topic — decides nothing, a number or name only one row has decides a lot."""
     wanted = coverage_tokens(query)
-    tokens = {claim.id: wanted & cache.of(claim).coverage for claim in claims}
+    tokens = {claim.id: wanted & cache.coverage(claim) for claim in claims}
     frequency = Counter(token for found in tokens.values() for token in found)
     weight = {token: math.log(1 + len(claims) / max(1, frequency[token])) for token in wanted}
     total = sum(weight.values()) or 1.0

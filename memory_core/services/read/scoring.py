@@ -30,19 +30,19 @@ import attrs
 
 from memory_core.domain.claims import DEFAULT_CONFIDENCE, Claim, ClaimKind
 from memory_core.domain.directives import Directive, DirectiveKind, is_topic_specific, match_text
-from memory_core.domain.errors import ConfigError
+from memory_core.domain.errors import ConfigError, ValidationError
 from memory_core.domain.manifest import (
     CandidateSource,
     DroppedItem,
     DropReason,
     ScoreBreakdown,
 )
-from memory_core.domain.temporal import require_utc
+from memory_core.domain.temporal import TemporalMetadata, require_utc
 from memory_core.domain.temporal_policy import (
     TemporalAssessment,
     TemporalMode,
     TemporalPolicy,
-    assess,
+    assessor,
 )
 from memory_core.domain.temporal_query import QueryPeriods
 from memory_core.services.read.claim_tokens import ClaimTokenCache, token_set
@@ -58,6 +58,7 @@ __all__ = [
     "Ranking",
     "ScoredItem",
     "ScoringPolicy",
+    "TurnVerdicts",
     "filter_suppressed",
     "rank_candidates",
     "token_set",
@@ -219,108 +220,154 @@ def _clamp01(value: float) -> float:
     return 0.0 if math.isnan(value) else min(1.0, max(0.0, value))
 
 
-def _similarity(candidate: Candidate, policy: ScoringPolicy) -> float:
-    if candidate.vector_rank is None or candidate.similarity is None:
-        return policy.fts_baseline
-    return _clamp01(candidate.similarity)
+def _unit_value(value: float) -> float:
+    # `_clamp01`'s answer without its three calls for the common case: a float strictly
+    # inside (0, 1) is its own clamp (0.0, 1.0, ints and -0.0 take the exact old path, so
+    # the reported value keeps its type and sign).
+    return value if value.__class__ is float and 0.0 < value < 1.0 else _clamp01(value)
 
 
-@attrs.define(slots=True)
-class _Scored:
-    """One candidate's score terms, before they become a `ScoredItem`: most candidates of a
-    turn are scored only to be ranked below the cut, and building (and validating) the
-    breakdown and item of each one was a fifth of ranking's cost."""
+class TurnVerdicts:
+    """One turn's temporal verdicts: `assess` once per claim revision, shared by the retrieval
+    service's eligibility count (which decides whether to refill) and the ranking, which
+    drops what is ineligible — each used to judge every candidate again, and the count with
+    the default policy rather than the ranking's.
 
-    candidate: Candidate
-    assessment: TemporalAssessment
-    similarity: float
-    recency: float
-    importance: float
-    confidence: float
-    access: float
-    base: float
-    confidence_factor: float
-    rrf: float
-    score: float
-    final: float
-    combined: float
+    `now` is checked once here; the metadata is compared too, so a row rewritten without a
+    revision bump is judged again rather than given its old verdict."""
 
-    def item(self) -> ScoredItem:
-        candidate = self.candidate
-        breakdown = ScoreBreakdown(
-            similarity=self.similarity,
-            recency=self.recency,
-            importance=self.importance,
-            confidence=self.confidence,
-            access=self.access,
-            base=self.base,
-            confidence_factor=self.confidence_factor,
-            rrf=self.rrf,
-            score=self.score,
-            temporal_factor=self.assessment.factor,
-            temporal_status=self.assessment.status,
-            final=self.final,
-            combined=self.combined,
-        )
-        return ScoredItem(
-            claim=candidate.claim,
-            score=self.final,
-            combined=self.combined,
-            sources=candidate.sources,
-            similarity=candidate.similarity if candidate.vector_rank is not None else None,
-            breakdown=breakdown,
-            assessment=self.assessment,
-        )
+    __slots__ = ("_found", "_judge", "mode", "now", "policy")
+
+    def __init__(self, *, now: datetime, mode: TemporalMode, policy: TemporalPolicy) -> None:
+        self.now = require_utc(now, "now")
+        self.mode = mode
+        self.policy = policy
+        self._judge = assessor(self.now, mode=mode, policy=policy)
+        self._found: dict[tuple[str, int], tuple[TemporalMetadata, TemporalAssessment]] = {}
+
+    def of(self, claim: Claim) -> TemporalAssessment:
+        key = (claim.id, claim.revision)
+        found = self._found.get(key)
+        metadata = claim.temporal
+        if found is not None and (found[0] is metadata or found[0] == metadata):
+            return found[1]
+        assessment = self._judge(metadata)
+        self._found[key] = (metadata, assessment)
+        return assessment
+
+    def eligible(self, claim: Claim) -> bool:
+        return self.of(claim).eligible
 
 
-def _score(
-    candidate: Candidate,
-    *,
-    now: datetime,
-    policy: ScoringPolicy,
-    mode: TemporalMode,
-    periods: QueryPeriods,
-) -> _Scored | None:
-    claim = candidate.claim
-    assessment = assess(claim.temporal, now, mode=mode, policy=policy.temporal)
-    if not assessment.eligible:
-        return None
-    similarity = _similarity(candidate, policy)
-    age_seconds = max(0.0, (now - claim.created_at).total_seconds())
-    recency = 0.5 ** (age_seconds / (policy.half_life_days(claim.kind) * _SECONDS_PER_DAY))
-    importance = _clamp01(claim.importance)
-    confidence = _clamp01(DEFAULT_CONFIDENCE if claim.confidence is None else claim.confidence)
-    access = claim.access_count / (claim.access_count + policy.access_saturation)
-    base = (
-        policy.weight_similarity * similarity
-        + policy.weight_recency * recency
-        + policy.weight_importance * importance
-        + policy.weight_access * access
-    )
-    confidence_factor = max(0.0, 1.0 + policy.confidence_slope * (confidence - DEFAULT_CONFIDENCE))
-    score = max(base * confidence_factor, policy.importance_floor * importance)
-    rrf = rrf_term(candidate, policy, in_named_period=bool(periods) and periods.matches(claim))
-    factor = assessment.factor
-    return _Scored(
-        candidate=candidate,
-        assessment=assessment,
+# similarity, recency, importance, confidence, access, base, confidence factor, rrf, score,
+# final, combined: one candidate's score terms, a tuple because most candidates of a turn are
+# scored only to be ranked below the cut (building and validating every one's breakdown and
+# item was a fifth of ranking's cost).
+_Terms = tuple[float, float, float, float, float, float, float, float, float, float, float]
+_Entry = tuple[float, float, str, Candidate, TemporalAssessment, _Terms]
+
+
+def _item(candidate: Candidate, assessment: TemporalAssessment, terms: _Terms) -> ScoredItem:
+    """The full item of a kept candidate."""
+    similarity, recency, importance, confidence, access, base, c_factor, rrf, score = terms[:9]
+    final, combined = terms[9], terms[10]
+    breakdown = ScoreBreakdown(
         similarity=similarity,
         recency=recency,
         importance=importance,
         confidence=confidence,
         access=access,
         base=base,
-        confidence_factor=confidence_factor,
+        confidence_factor=c_factor,
         rrf=rrf,
         score=score,
-        final=score * factor,
-        combined=(score + policy.rrf_weight * rrf) * factor,
+        temporal_factor=assessment.factor,
+        temporal_status=assessment.status,
+        final=final,
+        combined=combined,
+    )
+    return ScoredItem(
+        claim=candidate.claim,
+        score=final,
+        combined=combined,
+        sources=candidate.sources,
+        similarity=candidate.similarity if candidate.vector_rank is not None else None,
+        breakdown=breakdown,
+        assessment=assessment,
     )
 
 
-def _jaccard(left: frozenset[str], right: frozenset[str]) -> float:
-    union = len(left | right)
-    return len(left & right) / union if union else 0.0
+def _scored(
+    candidates: Iterable[Candidate],
+    *,
+    now: datetime,
+    policy: ScoringPolicy,
+    verdicts: TurnVerdicts,
+    periods: QueryPeriods,
+    dropped: list[DroppedItem],
+) -> list[_Entry]:
+    """Each eligible candidate's sort key, verdict and terms; ineligible ones into `dropped`.
+
+    The formula of the module docstring, with what is the same for every candidate (the
+    half-lives in seconds, the weights, whether the query names a period) looked up once."""
+    half_life = {kind: policy.half_life_days(kind) * _SECONDS_PER_DAY for kind in ClaimKind}
+    named_period = bool(periods)
+    w_sim, w_rec = policy.weight_similarity, policy.weight_recency
+    w_imp, w_acc = policy.weight_importance, policy.weight_access
+    saturation, slope = policy.access_saturation, policy.confidence_slope
+    floor, rrf_weight = policy.importance_floor, policy.rrf_weight
+    scored: list[_Entry] = []
+    for candidate in candidates:
+        claim = candidate.claim
+        assessment = verdicts.of(claim)
+        if not assessment.eligible:
+            dropped.append(DroppedItem(id=claim.id, kind=claim.kind, reason=DropReason.TEMPORAL))
+            continue
+        if candidate.vector_rank is None or candidate.similarity is None:
+            similarity = policy.fts_baseline
+        else:
+            similarity = _unit_value(candidate.similarity)
+        age_seconds = max(0.0, (now - claim.created_at).total_seconds())
+        recency = 0.5 ** (age_seconds / half_life[claim.kind])
+        importance = _unit_value(claim.importance)
+        confidence = _unit_value(
+            DEFAULT_CONFIDENCE if claim.confidence is None else claim.confidence
+        )
+        access = claim.access_count / (claim.access_count + saturation)
+        base = w_sim * similarity + w_rec * recency + w_imp * importance + w_acc * access
+        confidence_factor = max(0.0, 1.0 + slope * (confidence - DEFAULT_CONFIDENCE))
+        score = max(base * confidence_factor, floor * importance)
+        rrf = rrf_term(candidate, policy, in_named_period=named_period and periods.matches(claim))
+        factor = assessment.factor
+        final = score * factor
+        combined = (score + rrf_weight * rrf) * factor
+        terms = (
+            similarity,
+            recency,
+            importance,
+            confidence,
+            access,
+            base,
+            confidence_factor,
+            rrf,
+            score,
+            final,
+            combined,
+        )
+        scored.append((-combined, -final, claim.id, candidate, assessment, terms))
+    return scored
+
+
+def _jaccard_at_least(left: frozenset[str], right: frozenset[str], threshold: float) -> bool:
+    # |A ∩ B| <= min and |A ∪ B| >= max, so min/max bounds the Jaccard index from above:
+    # below the threshold the sets are no near-duplicates and need no intersection (float
+    # division is monotone, so the bound holds for the computed values too).
+    small, large = len(left), len(right)
+    if small > large:
+        small, large = large, small
+    if not large or small / large < threshold:
+        return False
+    return len(left & right) / len(left | right) >= threshold
 
 
 def rank_candidates(
@@ -332,58 +379,57 @@ def rank_candidates(
     top_k: int | None = None,
     tokens: ClaimTokenCache | None = None,
     periods: QueryPeriods | None = None,
+    verdicts: TurnVerdicts | None = None,
 ) -> Ranking:
     """Score, filter by time, sort and collapse near-duplicates; keep at most `top_k` items.
 
     Dropped: every temporally ineligible candidate, and every duplicate (same kind, same or
     nearly the same words) met before `top_k` items were kept (candidates past the cut are
-    simply not recalled).
+    simply not recalled). `verdicts`, when given, must judge at `now` in `mode` under
+    `policy.temporal` (the retrieval service's, shared with its eligibility count).
     """
     now = require_utc(now, "now")
+    if verdicts is None:
+        verdicts = TurnVerdicts(now=now, mode=mode, policy=policy.temporal)
+    elif (verdicts.now, verdicts.mode, verdicts.policy) != (now, mode, policy.temporal):
+        raise ValidationError("verdicts", "judged at another instant, mode or policy")
     # `is None`, not `or`: an empty cache is falsy and must still be the one that fills.
     cache = ClaimTokenCache() if tokens is None else tokens
-    scored: list[_Scored] = []
     dropped: list[DroppedItem] = []
     merged = set_aside_distant_vectors(
         sorted(merge_duplicate_ids(candidates), key=lambda c: c.claim.id), policy
     )
-    for candidate in merged:
-        item = _score(
-            candidate,
-            now=now,
-            policy=policy,
-            mode=mode,
-            periods=periods or QueryPeriods(),
-        )
-        if item is None:
-            dropped.append(
-                DroppedItem(
-                    id=candidate.claim.id, kind=candidate.claim.kind, reason=DropReason.TEMPORAL
-                )
-            )
-        else:
-            scored.append(item)
-    scored.sort(key=lambda item: (-item.combined, -item.final, item.candidate.claim.id))
+    scored = _scored(
+        merged,
+        now=now,
+        policy=policy,
+        verdicts=verdicts,
+        periods=periods or QueryPeriods(),
+        dropped=dropped,
+    )
+    # combined DESC, final DESC, id ASC; ids are unique after the merge, so no comparison
+    # goes past the id.
+    scored.sort(key=lambda entry: entry[:3])
 
     kept: list[ScoredItem] = []
     # Kinds keep their own semantics (R-DOM-1): an episodic record and a semantic fact with
     # the same words are both kept; duplicates collapse within a kind.
     kept_canonical: set[tuple[ClaimKind, str]] = set()
     kept_tokens: list[tuple[ClaimKind, frozenset[str]]] = []
-    for terms in scored:
+    threshold = policy.duplicate_jaccard
+    for _, _, _, candidate, assessment, terms in scored:
         if top_k is not None and len(kept) >= top_k:
             break
-        claim = terms.candidate.claim
+        claim = candidate.claim
         kind = claim.kind
-        known = cache.of(claim)
-        canonical, words = known.canonical, known.duplicate
+        canonical, words = cache.collapse(claim)
         if (kind, canonical) in kept_canonical or any(
-            other_kind is kind and _jaccard(words, other) >= policy.duplicate_jaccard
+            other_kind is kind and _jaccard_at_least(words, other, threshold)
             for other_kind, other in kept_tokens
         ):
             dropped.append(DroppedItem(id=claim.id, kind=kind, reason=DropReason.DUPLICATE))
             continue
-        kept.append(terms.item())
+        kept.append(_item(candidate, assessment, terms))
         kept_canonical.add((kind, canonical))
         kept_tokens.append((kind, words))
     return Ranking(items=tuple(kept), dropped=tuple(dropped))

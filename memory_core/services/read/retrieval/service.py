@@ -39,7 +39,7 @@ from memory_core.domain.errors import (
 from memory_core.domain.manifest import Degradation, DroppedItem, StageTimings
 from memory_core.domain.provenance import query_hash
 from memory_core.domain.scope import ScopeFilter
-from memory_core.domain.temporal_policy import TemporalMode, assess
+from memory_core.domain.temporal_policy import TemporalMode
 from memory_core.domain.temporal_query import query_periods
 from memory_core.ports.blocking import BlockingCalls
 from memory_core.ports.claims import ClaimSearch, ClearStatus, DirectiveReader, MatchMode
@@ -61,6 +61,7 @@ from memory_core.services.read.retrieval.types import (
 from memory_core.services.read.scoring import (
     ScoredItem,
     ScoringPolicy,
+    TurnVerdicts,
     filter_suppressed,
     rank_candidates,
 )
@@ -212,6 +213,8 @@ class RetrievalService:
         certificate = self._index.certificate(agent) if self._index else None
         match_mode = MatchMode.ALL if purpose is RetrievalPurpose.SEARCH else MatchMode.ANY
         now = self._clock.now()
+        # One temporal verdict per candidate, shared by the refill count and the ranking.
+        verdicts = TurnVerdicts(now=now, mode=purpose.mode, policy=self._scoring.temporal)
         kept: tuple[Candidate, ...] = ()
         suppressed: tuple[DroppedItem, ...] = ()
         while True:
@@ -252,11 +255,7 @@ class RetrievalService:
             else:
                 kept, suppressed = candidates, ()
             counts["suppressed"] = len(suppressed)
-            eligible = sum(
-                1
-                for candidate in kept
-                if assess(candidate.claim.temporal, now, mode=purpose.mode).eligible
-            )
+            eligible = sum(1 for candidate in kept if verdicts.eligible(candidate.claim))
             if eligible >= top_k or not self._grow(
                 (fts, vec) if query_vector is not None else (fts,), cap, degradations
             ):
@@ -273,6 +272,7 @@ class RetrievalService:
             top_k=top_k + request.reserve,
             tokens=self.tokens,
             periods=periods,
+            verdicts=verdicts,
         )
         items, reserve = ranking.items[:top_k], ranking.items[top_k:]
         timings["assembly"] = self._elapsed_ms(stage)
