@@ -196,15 +196,22 @@ class WriteCoordinator:
         self._released.append(listener)
 
     @asynccontextmanager
-    async def exclusive(self, agent_id: str) -> AsyncIterator[None]:
+    async def exclusive(self, agent_id: str, *, announce: bool = True) -> AsyncIterator[None]:
         """Hold the agent's lock. Keep holders short and free of provider calls: a config
-        change waits behind them."""
+        change waits behind them. `announce=False`: the release listeners are not called
+        now; the holder calls `announce` once its run of writes ends (an ingestion chain,
+        whose every chunk commits, would otherwise rebuild the projection per chunk)."""
         try:
             async with self._locks.hold(agent_id):
                 yield
         finally:
-            for listener in self._released:
-                listener(agent_id)
+            if announce:
+                self.announce(agent_id)
+
+    def announce(self, agent_id: str) -> None:
+        """Tell the release listeners that writes of the agent committed or failed."""
+        for listener in self._released:
+            listener(agent_id)
 
     def ticket(self, agent_id: str, session_id: str) -> WriteTicket:
         return WriteTicket(
