@@ -271,22 +271,61 @@ def _pattern(base: str, *, end: str = r"\b", start: str = r"\b") -> re.Pattern[s
     return re.compile(start + _PREFIX + base + end, re.IGNORECASE)
 
 
-_PATTERNS: tuple[tuple[re.Pattern[str], _Handler], ...] = (
-    (_pattern(r"(?P<word>today|tonight|tomorrow|yesterday)"), _relative_word),
-    (_pattern(r"(?P<which>this|next|last)\s+(?P<period>week|month|year)"), _relative_period),
-    (_pattern(r"(?:(?P<which>this|next|last)\s+)?" + _WEEKDAY), _weekday),
-    (_pattern(rf"in\s+{_NUM}\s+{_UNIT}"), _offset),
-    (_pattern(rf"{_NUM}\s+{_UNIT}\s+from\s+now"), _offset),
-    (_pattern(rf"{_NUM}\s+{_UNIT}\s+(?P<ago>ago)"), _offset),
-    (_pattern(rf"(?:the\s+)?{_DAY}(?:\s+of)?\s+{_MONTH}(?:,?\s+{_YEAR})?"), _calendar_day),
-    (_pattern(rf"{_MONTH}\s+(?:the\s+)?{_DAY}(?:,?\s+{_YEAR})?"), _calendar_day),
-    (_pattern(rf"{_MONTH}(?:,?\s+{_YEAR})?"), _calendar_month),
+_UNITS = ("day", "week", "month", "year")
+_DIGITS = tuple("0123456789")
+
+# Each pattern with the words one of which it cannot match without (lowercase): an ASCII
+# text holding none of them is not scanned by it. Nearly every message of a conversation
+# names no date, and trying the prefix alternation at each word boundary of it, pattern by
+# pattern, was most of the rules extractor's time (issue 15); a substring test is not.
+_PATTERNS: tuple[tuple[re.Pattern[str], _Handler, tuple[str, ...]], ...] = (
+    (
+        _pattern(r"(?P<word>today|tonight|tomorrow|yesterday)"),
+        _relative_word,
+        ("today", "tonight", "tomorrow", "yesterday"),
+    ),
+    (
+        _pattern(r"(?P<which>this|next|last)\s+(?P<period>week|month|year)"),
+        _relative_period,
+        ("week", "month", "year"),
+    ),
+    (_pattern(r"(?:(?P<which>this|next|last)\s+)?" + _WEEKDAY), _weekday, _WEEKDAYS),
+    (_pattern(rf"in\s+{_NUM}\s+{_UNIT}"), _offset, _UNITS),
+    (_pattern(rf"{_NUM}\s+{_UNIT}\s+from\s+now"), _offset, _UNITS),
+    (_pattern(rf"{_NUM}\s+{_UNIT}\s+(?P<ago>ago)"), _offset, _UNITS),
+    (
+        _pattern(rf"(?:the\s+)?{_DAY}(?:\s+of)?\s+{_MONTH}(?:,?\s+{_YEAR})?"),
+        _calendar_day,
+        tuple(_MONTHS),
+    ),
+    (
+        _pattern(rf"{_MONTH}\s+(?:the\s+)?{_DAY}(?:,?\s+{_YEAR})?"),
+        _calendar_day,
+        tuple(_MONTHS),
+    ),
+    (_pattern(rf"{_MONTH}(?:,?\s+{_YEAR})?"), _calendar_month, tuple(_MONTHS)),
     (
         _pattern(r"(?<![\d-])(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})", end=r"(?![\d-])"),
         _iso_date,
+        _DIGITS,
     ),
-    (_pattern(r"(?P<year>1[89]\d\d|2[01]\d\d)"), _calendar_year),
+    (_pattern(r"(?P<year>1[89]\d\d|2[01]\d\d)"), _calendar_year, _DIGITS),
 )
+
+
+def _scanned(text: str) -> list[tuple[re.Pattern[str], _Handler]]:
+    """The patterns that may match `text`. Only for ASCII text, where lowercasing is exact
+    and `\\d` is 0-9; any other text (fullwidth digits, a Kelvin sign that IGNORECASE reads
+    as "k") gets every pattern."""
+    if not text.isascii():
+        return [(pattern, handler) for pattern, handler, _ in _PATTERNS]
+    lowered = text.lower()
+    return [
+        (pattern, handler)
+        for pattern, handler, needs in _PATTERNS
+        if any(word in lowered for word in needs)
+    ]
+
 
 _PRECISION_ORDER = tuple(Precision)
 
@@ -303,7 +342,7 @@ class PhraseMatch:
 
 def _candidates(text: str, today: date, prefer: Prefer) -> list[PhraseMatch]:
     matches = sorted(
-        ((m, handler) for pattern, handler in _PATTERNS for m in pattern.finditer(text)),
+        ((m, handler) for pattern, handler in _scanned(text) for m in pattern.finditer(text)),
         key=lambda item: (item[0].start(), -item[0].end()),
     )
     chosen: list[PhraseMatch] = []

@@ -1,11 +1,12 @@
 """The coalesced embedding drain (issue 15): commits mark, one loop embeds in batches across
-turns and agents — one model call, one state transaction per batch — and neither a close nor
-a delete while queued loses a claim or leaves a vector behind (R-WRITE-6, R-VEC-4, R-FORGET-1)."""
+turns and agents — one model call, one state transaction per batch, each batch recorded while
+the next one's model call runs — and neither a close nor a delete while queued or in flight
+loses a claim or leaves a vector behind (R-WRITE-6, R-VEC-4, R-FORGET-1)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 import pytest
@@ -16,8 +17,8 @@ from memory_contracts.fake_providers import STALL, FakeEmbeddingProvider
 from memory_contracts.fake_vector_store import InMemoryVectorStore
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.domain.claims import ClaimDraft, EmbeddingState, WriteOrigin
-from memory_core.domain.errors import ProviderResponseError
+from memory_core.domain.claims import ClaimDraft, EmbeddingIdentity, EmbeddingState, WriteOrigin
+from memory_core.domain.errors import ProviderResponseError, StoreError
 from memory_core.ports.claims import EmbeddingMark
 from memory_core.ports.providers import EmbeddingPurpose
 from memory_core.services.providers.gateway.service import ProviderGateway
@@ -37,9 +38,11 @@ class CountingStore(InMemoryClaimStore):
         super().__init__(clock=clock)
         self.batches: list[int] = []
         self.single_marks = 0
+        self.events: list[str] = []  # "call" and "mark", in the order they happened
 
     def mark_embeddings(self, marks: Sequence[EmbeddingMark], *, now: datetime) -> Sequence[bool]:
         self.batches.append(len(marks))
+        self.events.append("mark")
         single, result = self.single_marks, super().mark_embeddings(marks, now=now)
         self.single_marks = single  # the fake's batch is made of single marks: not counted
         return result
@@ -50,9 +53,12 @@ class CountingStore(InMemoryClaimStore):
 
 
 class PoisonEmbedder(FakeEmbeddingProvider):
-    """Refuses any request holding POISON; runs `during_call` (once) while a call is out."""
+    """Refuses any request holding POISON; runs `during_call` (once) while a call is out.
+    With `events`, each batch call is logged and waits on the loop a moment, as a model
+    call waits on its thread, so what the drain does meanwhile is seen."""
 
     during_call: Callable[[], None] | None = None
+    events: list[str] | None = None
 
     async def embed(
         self,
@@ -64,10 +70,35 @@ class PoisonEmbedder(FakeEmbeddingProvider):
     ) -> Sequence[Sequence[float]]:
         if any(POISON in text for text in texts):
             raise ProviderResponseError("HTTP 400: bad request")
+        if self.events is not None and purpose is EmbeddingPurpose.BATCH:
+            self.events.append("call")
+            await asyncio.sleep(0.01)
         if self.during_call is not None:
             during, self.during_call = self.during_call, None
             during()
         return await super().embed(texts, purpose=purpose, deadline=deadline, cancel=cancel)
+
+
+class WorkerVectors(InMemoryVectorStore):
+    """Writes yield to the loop, as the DuckDB store's worker thread does; `fail_upserts`
+    of them fail first."""
+
+    fail_upserts = 0
+
+    async def upsert(
+        self,
+        agent_id: str,
+        identity: EmbeddingIdentity,
+        vectors: Mapping[str, Sequence[float]],
+        *,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> None:
+        await asyncio.sleep(0.005)
+        if self.fail_upserts:
+            self.fail_upserts -= 1
+            raise StoreError("vector store write failed")
+        await super().upsert(agent_id, identity, vectors, deadline=deadline, cancel=cancel)
 
 
 class World:
@@ -77,11 +108,13 @@ class World:
         batch_size: int = 100,
         delay_seconds: float = 0.05,
         store: CountingStore | None = None,
+        vectors: WorkerVectors | None = None,
     ) -> None:
         self.clock = ManualClock()
         self.store = store or CountingStore(self.clock)
-        self.vectors = InMemoryVectorStore()
+        self.vectors = vectors or WorkerVectors()
         self.embedder = PoisonEmbedder()
+        self.embedder.events = self.store.events
         scheduler = AsyncioScheduler()
         gateway = ProviderGateway(
             clock=self.clock, embedder=self.embedder, settings=MemorySettings()
@@ -130,6 +163,17 @@ class World:
 
     def batch_calls(self) -> list[int]:
         return [len(c.texts) for c in self.embedder.calls if c.purpose is EmbeddingPurpose.BATCH]
+
+    def cleanups_owed(self, agent_id: str) -> int:
+        return len(self.store.pending_vector_cleanups(agent_id, limit=100))
+
+    async def certified(self) -> None:
+        """A first claim embedded, so the agent holds its certificate: no warm-up after a
+        batch sweeps an orphan up, and what a test sees is the batches' own doing."""
+        self.commit(A, "the user grows tomatoes")
+        await self.loop.settle()
+        assert self.index.certificate(A) is not None
+        self.store.events.clear()
 
 
 def test_commits_of_several_turns_and_agents_share_one_model_call_and_one_transaction() -> None:
@@ -249,3 +293,113 @@ def test_close_loses_nothing_the_next_loop_embeds_what_was_left(in_flight: bool)
         assert [world.state(A, i) for i in ids] == [EmbeddingState.READY] * 2
 
     asyncio.run(go())
+
+
+def test_the_next_batch_is_called_while_the_previous_one_is_recorded() -> None:
+    """R-VEC-4, R-WRITE-6: batches of one commit go back to back, the next one's model call
+    launched before the previous one's vectors and states are written; every claim READY
+    with its vector, one state transaction per batch, no cleanup row left."""
+
+    async def go() -> None:
+        world = World(batch_size=3)
+        ids = world.commit(A, *(f"fact number {n}" for n in range(9)))
+        await world.loop.settle()
+        assert world.batch_calls() == [3, 3, 3]
+        assert world.store.batches == [3, 3, 3]
+        assert world.store.events[:3] == ["call", "call", "mark"]
+        assert {world.state(A, i) for i in ids} == {EmbeddingState.READY}
+        assert sorted(await world.vector_ids(A)) == sorted(ids)
+        assert world.cleanups_owed(A) == 0
+
+    asyncio.run(go())
+
+
+def test_a_claim_forgotten_during_the_next_batchs_call_keeps_no_vector() -> None:
+    """R-FORGET-1, R-WRITE-6: the delete commits while the second batch's model call runs
+    beside the first batch's record; that batch's CAS on the claim loses and its vector is
+    deleted again, its neighbours are READY, and no cleanup is owed."""
+
+    async def go() -> None:
+        world = World(batch_size=2)
+        await world.certified()
+        first = world.commit(A, "fact one", "fact two")
+        kept, gone = world.commit(A, "the user keeps bees", "the user sold the boat")
+        calls = 0
+
+        def count_and_delete() -> None:
+            nonlocal calls
+            calls += 1
+            if calls == 2:
+                world.store.delete(A, gone, now=world.clock.now())
+            else:
+                world.embedder.during_call = count_and_delete
+
+        world.embedder.during_call = count_and_delete
+        await world.loop.settle()
+        assert world.store.events[:3] == ["call", "call", "mark"]  # the delete was in flight
+        assert gone not in await world.vector_ids(A)
+        assert {world.state(A, i) for i in [*first, kept]} == {EmbeddingState.READY}
+        assert world.cleanups_owed(A) == 0
+
+    asyncio.run(go())
+
+
+def test_a_failing_vector_write_with_the_next_batch_in_flight_loses_nothing() -> None:
+    """R-VEC-4, R-FORGET-1: the first batch's vector write fails while the second batch's
+    call is out; the second lands READY, the first's claims stay pending with their cleanup
+    rows owed (never READY without a vector), and the next pass embeds them and settles
+    every row. A store that keeps failing is not retried hot: the run stops."""
+
+    async def go() -> None:
+        world = World(batch_size=2)
+        await world.certified()
+        world.vectors.fail_upserts = 1
+        failed = world.commit(A, "fact one", "fact two")
+        landed = world.commit(A, "fact three", "fact four")
+        await world.loop.settle()
+        assert {world.state(A, i) for i in landed} == {EmbeddingState.READY}
+        ready = {i for i in failed if world.state(A, i) is EmbeddingState.READY}
+        assert ready <= set(await world.vector_ids(A))
+        world.commit(A, "fact five")
+        await world.loop.settle()
+        assert {world.state(A, i) for i in failed} == {EmbeddingState.READY}
+        assert set(await world.vector_ids(A)) >= {*failed, *landed}
+        assert world.cleanups_owed(A) == 0
+
+        world.vectors.fail_upserts = 1_000
+        calls = len(world.batch_calls())
+        world.commit(A, *(f"more {n}" for n in range(6)))
+        await asyncio.wait_for(world.loop.settle(), timeout=5.0)
+        assert len(world.batch_calls()) - calls <= 3  # the run gave up, rows stay pending
+        assert world.cleanups_owed(A) > 0
+
+    asyncio.run(go())
+
+
+def test_close_with_two_batches_in_the_air_returns_and_loses_nothing() -> None:
+    """R-WRITE-6, R-HOST-1: closed while the second batch's call hangs (the first being
+    recorded beside it), the loop's settle returns at once, nothing pending is lost and no
+    lock stays held; a new loop over the same store embeds what was left."""
+
+    async def go() -> None:
+        world = World(batch_size=2)
+        await world.certified()
+        world.embedder.fail_next(None, STALL)  # the second batch's call hangs
+        ids = world.commit(A, "fact one", "fact two", "fact three", "fact four")
+        while len(world.batch_calls()) < 3:  # the certifying call, then two batches
+            await asyncio.sleep(0.01)
+        world.loop.close()
+        await asyncio.wait_for(world.loop.settle(), timeout=5.0)
+        assert [world.state(A, i) for i in ids[2:]] == [EmbeddingState.PENDING] * 2
+        await asyncio.wait_for(world.index.warm(A, **calls()), timeout=5.0)  # lock free
+
+        reopened = World(store=world.store, vectors=world.vectors)
+        reopened.loop.mark(A, 4)
+        await reopened.loop.settle()
+        assert {world.state(A, i) for i in ids} == {EmbeddingState.READY}
+
+    asyncio.run(go())
+
+
+def calls() -> dict[str, object]:
+    return {"deadline": Deadline.after(ManualClock(), 5.0), "cancel": CancellationToken()}

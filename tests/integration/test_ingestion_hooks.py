@@ -79,3 +79,29 @@ def test_async_commit_hook_settles_before_the_cursor_advances(harness: Harness) 
         assert seen == [0] and harness.cursors.get(AGENT, "s1") == 2
 
     asyncio.run(scenario())
+
+
+def test_a_chain_of_many_chunks_announces_its_writes_once(tmp_path: Path) -> None:
+    """R-READ-9, R-WRITE-1: every chunk of a long tape commits on its own, but the release
+    listeners (the working projection's rebuild) hear the chain once, when it ends, not
+    once per chunk; a write outside the chain is announced at once."""
+    harness = make_harness(tmp_path, extraction_chunk_tokens=64, ingestion_max_chunks_per_pass=2)
+    announced: list[str] = []
+    harness.coordinator.on_released(announced.append)
+    runtime = harness.runtime()
+
+    async def go() -> None:
+        for n in range(12):
+            harness.say("s1", f"My sister Ana {n} lives in Porto and plays the violin.")
+        await harness.settle(runtime, had_tool_use=True)
+        await runtime.drain()
+        assert len(harness.committed) > 2  # several chunks, over several passes
+        assert announced == [AGENT]
+        async with harness.coordinator.exclusive(AGENT):
+            pass
+        assert announced == [AGENT, AGENT]
+
+    try:
+        asyncio.run(go())
+    finally:
+        harness.close()

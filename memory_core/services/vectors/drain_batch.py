@@ -12,7 +12,7 @@ directly.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from contextlib import AsyncExitStack
 from typing import Protocol
 
@@ -29,12 +29,13 @@ from memory_core.domain.errors import (
 )
 from memory_core.ports.claims import CleanupSource, EmbeddingBookkeeping, EmbeddingMark
 from memory_core.ports.clock import DomainClock
+from memory_core.ports.scheduler import TaskHandle, TaskScheduler
 from memory_core.ports.vectors import VectorStore
 from memory_core.services.providers.gateway.service import ProviderGateway
 from memory_core.services.vectors.cleanup import CleanupQueue
 from memory_core.services.write.fences import AgentLocks
 
-__all__ = ["DrainReport", "EmbeddingDrain", "VectorForget"]
+__all__ = ["DrainReport", "EmbeddingDrain", "Flight", "VectorForget"]
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,36 @@ class DrainReport:
         )
 
 
+Embedded = tuple[EmbeddingIdentity, dict[str, tuple[float, ...]], list[Claim]]
+
+
+@attrs.define(eq=False)
+class Flight:
+    """One batch from its cleanup rows to its record (`EmbeddingDrain.launch` → `land`);
+    its model call may run in `call` meanwhile, keeping its outcome here."""
+
+    batch: dict[str, list[Claim]]
+    deadline: Deadline
+    cancel: CancellationToken
+    queued: list[str] = attrs.field(factory=list)  # agents whose cleanup rows are queued
+    call: TaskHandle | None = None
+    result: Embedded | None = None
+    error: BaseException | None = None
+
+    @property
+    def claims(self) -> list[Claim]:
+        return [claim for pending in self.batch.values() for claim in pending]
+
+    @property
+    def claim_ids(self) -> set[str]:
+        return {claim.id for pending in self.batch.values() for claim in pending}
+
+    async def called(self) -> None:
+        """Until the model call has settled (at once when it runs in `land`)."""
+        if self.call is not None:
+            await self.call.wait()
+
+
 class EmbeddingDrain:
     """Embeds pending claims batch by batch, under the agents' locks (the vector index's: a
     warm-up's coverage check must not see a batch half written)."""
@@ -88,6 +119,7 @@ class EmbeddingDrain:
         forget: VectorForget,
         cleanup: CleanupQueue,
         batch_limit: int,
+        scheduler: TaskScheduler | None = None,
     ) -> None:
         self._store = store
         self._vectors = vectors
@@ -97,6 +129,7 @@ class EmbeddingDrain:
         self._forget = forget
         self._cleanup = cleanup
         self._batch_limit = batch_limit
+        self._scheduler = scheduler  # runs a model call beside another batch's record
 
     @property
     def enabled(self) -> bool:
@@ -120,44 +153,14 @@ class EmbeddingDrain:
         async with AsyncExitStack() as held:
             if self._locks is not None:
                 await held.enter_async_context(self._locks.hold(agent_id))
-            await self._sweep([agent_id], deadline, cancel)
+            await self.sweep([agent_id], deadline=deadline, cancel=cancel)
             return await self._drain(agent_id, deadline=deadline, cancel=cancel, progress=progress)
 
-    async def drain_agents(
-        self,
-        agent_ids: Sequence[str],
-        *,
-        limit: int,
-        deadline: Deadline,
-        cancel: CancellationToken,
-    ) -> tuple[DrainReport, list[str]]:
-        """One coalesced batch: up to `limit` pending claims of `agent_ids`, taken agent by
-        agent in the order given, embedded in one model call (`_embed_batch`). Returns the
-        report and the agents that may still have claims pending (their listing filled the
-        room that was left), so the caller takes them again."""
-        async with AsyncExitStack() as held:
-            if self._locks is not None:
-                # Sorted: two drains over overlapping agents can never wait on each other.
-                for agent_id in sorted(set(agent_ids)):
-                    await held.enter_async_context(self._locks.hold(agent_id))
-            await self._sweep(agent_ids, deadline, cancel)
-            batch: dict[str, list[Claim]] = {}
-            more: list[str] = []
-            room, order = limit, list(dict.fromkeys(agent_ids))
-            for position, agent_id in enumerate(order):
-                pending = list(self._store.list_pending_embeddings(agent_id, limit=room))
-                if pending:
-                    batch[agent_id] = pending
-                    room -= len(pending)
-                if room == 0:
-                    more = order[position:]  # this one may have more; the rest were not asked
-                    break
-            return await self._embed_batch(batch, deadline=deadline, cancel=cancel), more
-
-    async def _sweep(
-        self, agent_ids: Sequence[str], deadline: Deadline, cancel: CancellationToken
+    async def sweep(
+        self, agent_ids: Sequence[str], *, deadline: Deadline, cancel: CancellationToken
     ) -> None:
-        """Finish what an earlier batch or delete left (under the locks just taken)."""
+        """Finish what an earlier batch or delete left. Call holding the agents' locks, and
+        with no batch of theirs in the air (its rows are queued, its vectors not written)."""
         for agent_id in dict.fromkeys(agent_ids):
             if self._cleanup.behind(agent_id):
                 await self._cleanup.sweep(agent_id, deadline=deadline, cancel=cancel)
@@ -176,9 +179,8 @@ class EmbeddingDrain:
             pending = self._store.list_pending_embeddings(agent_id, limit=self._batch_limit)
             if not pending:
                 break
-            report = await self._embed_batch(
-                {agent_id: list(pending)}, deadline=deadline, cancel=cancel
-            )
+            flight = self.launch({agent_id: list(pending)}, deadline=deadline, cancel=cancel)
+            report = await self.land(flight)
             total = total.plus(report)
             if progress is not None:
                 progress(total.embedded)
@@ -186,24 +188,66 @@ class EmbeddingDrain:
                 break
         return total
 
-    async def _embed_batch(
+    def take(
+        self, agent_ids: Sequence[str], *, limit: int, busy: Collection[str] = ()
+    ) -> tuple[dict[str, list[Claim]], list[str]]:
+        """Up to `limit` pending claims of `agent_ids`, agent by agent in the order given,
+        none of `busy` (a batch in the air: still pending until it is recorded). Returns
+        the batch and the agents that may still have claims pending (their listing filled
+        the room that was left), so the caller takes them again. Call holding the locks."""
+        batch: dict[str, list[Claim]] = {}
+        room, order = limit, list(dict.fromkeys(agent_ids))
+        for position, agent_id in enumerate(order):
+            listed = self._store.list_pending_embeddings(agent_id, limit=room + len(busy))
+            pending = [claim for claim in listed if claim.id not in busy][:room]
+            if pending:
+                batch[agent_id] = pending
+                room -= len(pending)
+            if room == 0:
+                return batch, order[position:]  # this one may have more; the rest not asked
+        return batch, []
+
+    def launch(
         self,
         batch: dict[str, list[Claim]],
         *,
         deadline: Deadline,
         cancel: CancellationToken,
-    ) -> DrainReport:
-        """Embed one batch of pending claims (of one agent or several) with one model call,
-        write each agent's vectors in one vector-store call, and record every outcome in
-        one claim-store transaction (`mark_embeddings`): per batch, not per claim.
+        background: bool = False,
+    ) -> Flight:
+        """Queue the batch's cleanup rows, then start its model call: in the background
+        when `background` (the caller records another batch meanwhile), else `land` makes
+        it. The rows come first, so no vector is ever written without one (R-FORGET-1);
+        and a claim store that refuses them (its lock held elsewhere) costs no call."""
+        flight = Flight(batch=batch, deadline=deadline, cancel=cancel)
+        if not flight.claims or not self.enabled:
+            return flight
+        try:
+            for agent_id, pending in batch.items():
+                ids = [claim.id for claim in pending]
+                self._store.queue_vector_cleanup(agent_id, ids, source=CleanupSource.DRAIN)
+                flight.queued.append(agent_id)
+        except Exception as exc:
+            flight.error = exc
+            return flight
+        if background and self._scheduler is not None:
+            flight.call = self._scheduler.spawn(
+                lambda: self._call(flight), name="memory-embed-call"
+            )
+        return flight
+
+    async def land(self, flight: Flight) -> DrainReport:
+        """Finish `flight`: wait for its model call, write each agent's vectors in one
+        vector-store call, and record every outcome in one claim-store transaction
+        (`mark_embeddings`): per batch, not per claim.
 
         Each state moves pending → vector written → ready by revision CAS; a lost CAS (the
         claim was edited, deleted or fenced meanwhile) deletes its vector again, so a claim
-        deleted while queued keeps no vector (R-WRITE-6, R-VEC-4). Before any vector is
-        written its cleanup row is queued, and only an outcome settled — the CAS won, or the
-        vector deleted again — finishes it: a failure, a cut deadline or a kill anywhere
-        after the write leaves the row for the agent's next pass (R-FORGET-1)."""
-        claims = [claim for pending in batch.values() for claim in pending]
+        deleted while queued or during its model call keeps no vector (R-WRITE-6, R-VEC-4).
+        Only an outcome settled — the CAS won, or the vector deleted again — finishes a
+        cleanup row: a failure, a cut deadline or a kill anywhere after the write leaves the
+        row for the agent's next pass (R-FORGET-1)."""
+        claims, batch = flight.claims, flight.batch
         if not claims:
             return DrainReport()
         owner = {claim.id: agent_id for agent_id, pending in batch.items() for claim in pending}
@@ -220,21 +264,18 @@ class EmbeddingDrain:
             ]
             marked = self._store.mark_embeddings(marks, now=self._clock.now())
             return DrainReport(fts_only=sum(marked))
-        assert self._vectors is not None and self._gateway is not None
-        queued: list[str] = []
+        assert self._vectors is not None
         try:
-            # Before the model call, so a claim store that refuses the write (its lock held
-            # elsewhere) costs no call: nothing is embedded or written.
-            for agent_id, pending in batch.items():
-                ids = [claim.id for claim in pending]
-                self._store.queue_vector_cleanup(agent_id, ids, source=CleanupSource.DRAIN)
-                queued.append(agent_id)
-            # The gateway accounts a call to one agent: the batch's first. A clear of another
-            # agent in it does not abort the call, but fences its marks (the CAS loses and
-            # the vectors are deleted again below).
-            identity, vectors, poisoned = await self._embed_isolating(
-                next(iter(batch)), claims, deadline=deadline, cancel=cancel
-            )
+            if flight.call is None and flight.error is None:
+                await self._call(flight)
+            elif flight.call is not None:
+                await flight.call.wait()
+            if flight.error is not None:
+                raise flight.error
+            if flight.result is None:  # the call's task was cancelled before it ran
+                raise OperationCancelled("embedding call cancelled")
+            identity, vectors, poisoned = flight.result
+            deadline, cancel = flight.deadline, flight.cancel
             for agent_id, pending in batch.items():
                 theirs = {claim.id: vectors[claim.id] for claim in pending if claim.id in vectors}
                 if theirs:
@@ -264,12 +305,10 @@ class EmbeddingDrain:
         except (ProviderError, StoreError, DeadlineExceeded, OperationCancelled) as exc:
             agents = ", ".join(batch)
             log.warning("embedding drain failed for agent %s: %s", agents, type(exc).__name__)
-            for agent_id in queued:
-                self._cleanup.left(agent_id)
+            self.abandon(flight)
             return DrainReport(failed=True)
         except BaseException:
-            for agent_id in queued:
-                self._cleanup.left(agent_id)
+            self.abandon(flight)
             raise
         for claim_id in refused:
             log.warning("embedding of claim %s refused by the provider: marked error", claim_id)
@@ -296,6 +335,30 @@ class EmbeddingDrain:
         return DrainReport(
             embedded=embedded, lost_races=sum(map(len, losers.values())), rejected=rejected
         )
+
+    def abandon(self, flight: Flight) -> None:
+        """`flight` ends unrecorded (failed, cut, or its drain went away): stop its call and
+        leave its cleanup rows for the agents' next pass (no ready claim meanwhile)."""
+        if flight.call is not None:
+            flight.call.cancel()
+        for agent_id in flight.queued:
+            self._cleanup.left(agent_id)
+
+    async def _call(self, flight: Flight) -> None:
+        """The model call of `flight`, its outcome kept on it (a task reports nothing)."""
+        assert self._gateway is not None
+        try:
+            flight.result = await self._embed_isolating(
+                next(iter(flight.batch)),
+                flight.claims,
+                deadline=flight.deadline,
+                cancel=flight.cancel,
+            )
+        except Exception as exc:
+            flight.error = exc
+        except BaseException:
+            flight.error = OperationCancelled("embedding call cancelled")
+            raise
 
     async def _embed_isolating(
         self,

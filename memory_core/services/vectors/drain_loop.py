@@ -6,8 +6,9 @@ call, one vector-store transaction and one claim-store transaction per claim for
 of texts, and made the ingestion chain wait for all of it. Here a commit only *marks* its
 agent (`mark`, synchronous, never waits); the loop waits at most `delay_seconds` for more
 marks — or not at all once `batch_size` claims are marked — and then drains batch after
-batch through `VectorIndex.drain_agents`: one model call, one vector-store write per agent
-and one `mark_embeddings` transaction per batch.
+batch through `VectorIndex.pipeline()`: one model call, one vector-store write per agent
+and one `mark_embeddings` transaction per batch, each batch recorded while the next one's
+model call runs (`pipeline`), so the model is not idle between batches.
 
 The marks are hints, not the queue: the claim store's pending rows are. Whatever the loop
 never reaches — it was closed, a batch failed, the process died — stays pending and is
@@ -26,7 +27,9 @@ import attrs
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.ports.clock import InfraClock
 from memory_core.ports.scheduler import TaskHandle, TaskScheduler
+from memory_core.services.vectors.drain_batch import DrainReport, Flight
 from memory_core.services.vectors.index import VectorIndex
+from memory_core.services.vectors.pipeline import DrainPipeline
 from memory_core.settings import MemorySettings
 
 __all__ = ["DrainLoop", "DrainTunables"]
@@ -76,6 +79,8 @@ class DrainLoop:
         self._settling = 0  # callers waiting in `settle`: do not wait for batches to fill
         self._closed = False
         self._cancel = CancellationToken()
+        self._more: dict[Flight, list[str]] = {}  # a full batch's agents that may have more
+        self._stalled = False  # the last batch failed: no full batch is taken again
 
     @property
     def marked(self) -> int:
@@ -109,30 +114,75 @@ class DrainLoop:
         self._cancel.cancel("embedding drain closed")
 
     async def _run(self) -> None:
-        tunables = self._tunables
-        while self._marked and not self._closed:
-            await self._gather()
-            if self._closed:
-                return
-            agents, self._marked = list(self._marked), {}
-            try:
-                report, more = await self._index.drain_agents(
-                    agents,
-                    limit=tunables.batch_size,
-                    deadline=Deadline.after(self._clock, tunables.pass_seconds),
-                    cancel=self._cancel,
-                )
-            except Exception as exc:
-                # The loop outlives any one batch: its rows stay pending for the next drain.
-                log.warning("embedding drain batch failed: %s", type(exc).__name__)
-                continue
-            if report.failed:
-                continue  # the provider or a store failed: retried on the next mark
-            for agent_id in more:
-                # A full batch: the agent may have more; take it again without waiting.
-                self._marked[agent_id] = self._marked.get(agent_id, 0) + tunables.batch_size
-            if report.embedded:
-                await self._certify(agents)
+        pipeline = self._index.pipeline()
+        flight: Flight | None = None
+        try:
+            while not self._closed:
+                if flight is None:
+                    if not self._marked:
+                        return
+                    await self._gather()
+                    if self._closed:
+                        return
+                    flight = await self._launch(pipeline)
+                    continue
+                await flight.called()
+                # The next batch's model call runs while this one's vectors and states are
+                # written, so the model is not idle between batches. What was marked during
+                # the call is the next batch (the call was its gather); someone waiting for
+                # one of this batch's agents gets the lock first.
+                following = None
+                if self._marked and not self._closed and not pipeline.wanted(flight):
+                    following = await self._launch(pipeline)
+                current, flight = flight, following
+                await self._land(pipeline, current)
+        finally:
+            if flight is not None:
+                pipeline.abandon(flight)  # the loop was cancelled with a batch in the air
+            self._more.clear()
+
+    async def _launch(self, pipeline: DrainPipeline) -> Flight | None:
+        """The next batch in the air: what was marked, up to `batch_size` claims."""
+        agents, self._marked = list(self._marked), {}
+        try:
+            flight, more = await pipeline.launch(
+                agents,
+                limit=self._tunables.batch_size,
+                deadline=Deadline.after(self._clock, self._tunables.pass_seconds),
+                cancel=self._cancel,
+            )
+        except Exception as exc:
+            # The loop outlives any one batch: its rows stay pending for the next drain.
+            log.warning("embedding drain batch failed: %s", type(exc).__name__)
+            return None
+        if flight is not None and more:
+            if self._stalled:
+                self._more[flight] = more  # taken again once this batch lands
+            else:
+                # A full batch: its agents may have more. Marked now, so the next launch
+                # (beside this batch's record) takes them without waiting.
+                self._remark(more)
+        return flight
+
+    async def _land(self, pipeline: DrainPipeline, flight: Flight) -> None:
+        try:
+            report = await pipeline.land(
+                flight, certify=Deadline.after(self._clock, self._tunables.pass_seconds)
+            )
+        except Exception as exc:
+            log.warning("embedding drain batch failed: %s", type(exc).__name__)
+            report = DrainReport(failed=True)
+        # A failed batch (the provider or a store) stalls the run: its claims and what a
+        # full batch left behind wait for the next mark, so an outage is not retried hot.
+        self._stalled = report.failed
+        more = self._more.pop(flight, [])
+        if not report.failed:
+            self._remark(more)
+
+    def _remark(self, agents: Sequence[str]) -> None:
+        for agent_id in agents:
+            if agent_id not in self._marked:
+                self._marked[agent_id] = self._tunables.batch_size
 
     async def _gather(self) -> None:
         """Wait for the batch to fill, at most `delay_seconds` (counted in polls, so a test
@@ -142,15 +192,3 @@ class DrainLoop:
             if self._settling or self._closed or self.marked >= self._tunables.batch_size:
                 return
             await self._scheduler.sleep(_POLL_SECONDS)
-
-    async def _certify(self, agents: Sequence[str]) -> None:
-        """An agent's first embeddings earn its ready certificate now, so its next turn is
-        hybrid (a new agent's own warm-up found nothing to certify)."""
-        for agent_id in agents:
-            if self._index.certificate(agent_id) is None and not self._closed:
-                await self._index.warm(
-                    agent_id,
-                    deadline=Deadline.after(self._clock, self._tunables.pass_seconds),
-                    cancel=self._cancel,
-                    if_cold=True,
-                )

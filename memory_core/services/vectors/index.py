@@ -24,6 +24,7 @@ from memory_core.ports.vectors import ReadyCertificate, VectorStore, VectorStore
 from memory_core.services.providers.gateway.service import ProviderGateway
 from memory_core.services.vectors.cleanup import CleanupQueue
 from memory_core.services.vectors.drain_batch import DrainReport, EmbeddingDrain
+from memory_core.services.vectors.pipeline import DrainPipeline
 from memory_core.services.write.fences import AgentLocks
 
 __all__ = ["VectorIndex"]
@@ -68,6 +69,7 @@ class VectorIndex:
             forget=self.forget,
             cleanup=self.cleanup,
             batch_limit=batch_limit,
+            scheduler=scheduler,
         )
 
     @property
@@ -181,18 +183,18 @@ class VectorIndex:
             agent_id, deadline=deadline, cancel=cancel, progress=progress
         )
 
-    async def drain_agents(
-        self,
-        agent_ids: Sequence[str],
-        *,
-        limit: int,
-        deadline: Deadline,
-        cancel: CancellationToken,
-    ) -> tuple[DrainReport, list[str]]:
-        """One coalesced batch of several agents (`EmbeddingDrain.drain_agents`)."""
-        return await self._embedding.drain_agents(
-            agent_ids, limit=limit, deadline=deadline, cancel=cancel
-        )
+    def pipeline(self) -> DrainPipeline:
+        """Coalesced batches back to back, each recorded beside the next one's model call
+        (`pipeline.DrainPipeline`; the drain loop's, one per run)."""
+        return DrainPipeline(drain=self._embedding, locks=self._locks, certify=self._certify)
+
+    async def _certify(
+        self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
+    ) -> None:
+        """Warm an agent with no certificate yet; the caller holds its lock (a pipeline
+        that just recorded its first embeddings)."""
+        if self.certificate(agent_id) is None:
+            await self._warm(agent_id, deadline=deadline, cancel=cancel)
 
     async def _warm(
         self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken

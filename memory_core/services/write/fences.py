@@ -132,17 +132,38 @@ class AgentLocks:
     def __init__(self, scheduler: TaskScheduler) -> None:
         self._scheduler = scheduler
         self._locks: dict[str, AsyncLock] = {}
+        self._waiting: dict[str, int] = {}  # agent -> holders queued for its lock
 
     @asynccontextmanager
     async def hold(self, agent_id: str) -> AsyncIterator[None]:
-        lock = self._locks.get(agent_id)
-        if lock is None:
-            lock = self._locks[agent_id] = self._scheduler.make_lock()
-        await lock.acquire()
+        await self.acquire(agent_id)
         try:
             yield
         finally:
-            lock.release()
+            self.release(agent_id)
+
+    async def acquire(self, agent_id: str) -> None:
+        """Take the agent's lock, for a holder whose span is not one block (the embedding
+        pipeline keeps an agent's lock from one batch to the next); pair with `release`."""
+        lock = self._locks.get(agent_id)
+        if lock is None:
+            lock = self._locks[agent_id] = self._scheduler.make_lock()
+        self._waiting[agent_id] = self._waiting.get(agent_id, 0) + 1
+        try:
+            await lock.acquire()
+        finally:
+            left = self._waiting[agent_id] - 1
+            if left:
+                self._waiting[agent_id] = left
+            else:
+                del self._waiting[agent_id]
+
+    def release(self, agent_id: str) -> None:
+        self._locks[agent_id].release()
+
+    def wanted(self, agent_id: str) -> bool:
+        """Someone waits for the agent's lock: a long holder should let go soon."""
+        return agent_id in self._waiting
 
     def forget(self, agent_id: str) -> None:
         """Drop the agent's lock if it is idle (after retirement)."""
@@ -175,15 +196,22 @@ class WriteCoordinator:
         self._released.append(listener)
 
     @asynccontextmanager
-    async def exclusive(self, agent_id: str) -> AsyncIterator[None]:
+    async def exclusive(self, agent_id: str, *, announce: bool = True) -> AsyncIterator[None]:
         """Hold the agent's lock. Keep holders short and free of provider calls: a config
-        change waits behind them."""
+        change waits behind them. `announce=False`: the release listeners are not called
+        now; the holder calls `announce` once its run of writes ends (an ingestion chain,
+        whose every chunk commits, would otherwise rebuild the projection per chunk)."""
         try:
             async with self._locks.hold(agent_id):
                 yield
         finally:
-            for listener in self._released:
-                listener(agent_id)
+            if announce:
+                self.announce(agent_id)
+
+    def announce(self, agent_id: str) -> None:
+        """Tell the release listeners that writes of the agent committed or failed."""
+        for listener in self._released:
+            listener(agent_id)
 
     def ticket(self, agent_id: str, session_id: str) -> WriteTicket:
         return WriteTicket(

@@ -54,6 +54,7 @@ class ChunkStep:
         self._s = services
         self.agent_id = agent_id
         self.session_id = session_id
+        self.unannounced = False  # a chunk took the write lock since the last announce
 
     async def _process(
         self,
@@ -88,7 +89,10 @@ class ChunkStep:
             deadline=self._deadline(s.policy.decision_seconds),
             cancel=cancel,
         )
-        async with s.coordinator.exclusive(self.agent_id):
+        # Announced once the chain ends (`IngestionRuntime`): the working projection is
+        # rebuilt when the writes pause, not after every chunk of a long tape.
+        self.unannounced = True
+        async with s.coordinator.exclusive(self.agent_id, announce=False):
             s.coordinator.check(ticket)  # no await between this check and the writes
             report = s.decisions.apply(plan)
         # Revived rows lost their embedding with their revision: embed them now too.

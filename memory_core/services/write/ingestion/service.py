@@ -173,13 +173,20 @@ class IngestionRuntime:
     async def _run_chain(self) -> None:
         # One chain per session: turns settling meanwhile are picked up by the loop, so the
         # session's passes never overlap and the cursor moves in order.
-        while self._queued is not None and not self._closed:
-            admission, self._queued = self._queued, None
-            report = await self._pass(admission)
-            self._publish(report)
-            if report.outcome in (IngestionOutcome.PARTIAL, IngestionOutcome.SKIPPED):
-                # The rest of an admitted range needs no second admission.
-                self._queued = attrs.evolve(self._queued or admission, forced=True)
+        try:
+            while self._queued is not None and not self._closed:
+                admission, self._queued = self._queued, None
+                report = await self._pass(admission)
+                self._publish(report)
+                if report.outcome in (IngestionOutcome.PARTIAL, IngestionOutcome.SKIPPED):
+                    # The rest of an admitted range needs no second admission.
+                    self._queued = attrs.evolve(self._queued or admission, forced=True)
+        finally:
+            # The writes pause: the chunks' commits are announced once (the working
+            # projection's rebuild), whatever ended the chain.
+            if self._step.unannounced:
+                self._step.unannounced = False
+                self._s.coordinator.announce(self.agent_id)
 
     async def _pass(self, admission: _Admission) -> IngestionReport:
         cancel, ticket = self._cancel, admission.ticket
