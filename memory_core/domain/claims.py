@@ -8,11 +8,13 @@ independent (R-DOM-2).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
 
 import attrs
 
+from memory_core.domain.enums import E, member_of
 from memory_core.domain.errors import ValidationError
 from memory_core.domain.scope import Scope, validate_agent_id
 from memory_core.domain.temporal import ATEMPORAL, TemporalKind, TemporalMetadata, require_utc
@@ -131,12 +133,14 @@ class ClaimSource:
     extractor: str | None = None
 
 
-def _closed_enum(enum: type[StrEnum], field: str):  # type: ignore[no-untyped-def]
+def _closed_enum(enum: type[E], field: str) -> Callable[[object], E]:
     # A bare ValueError would neither be typed nor name the field (R-DOM-4), and would echo
     # the value, which may come from model output.
-    def convert(value: object) -> StrEnum:
+    convert_member = member_of(enum)
+
+    def convert(value: object) -> E:
         try:
-            return enum(value)
+            return convert_member(value)
         except ValueError as exc:
             raise ValidationError(field, f"not a known {enum.__name__}") from exc
 
@@ -210,11 +214,11 @@ class Claim:
 
     id: str
     agent_id: str
-    kind: ClaimKind = attrs.field(converter=ClaimKind)
+    kind: ClaimKind = attrs.field(converter=member_of(ClaimKind))
     content: str
     canonical_content: str
     category: Category | None = attrs.field(
-        default=None, converter=attrs.converters.optional(Category)
+        default=None, converter=attrs.converters.optional(member_of(Category))
     )
     importance: float = DEFAULT_IMPORTANCE
     confidence: float | None = None
@@ -222,9 +226,9 @@ class Claim:
     scope: Scope = attrs.field(factory=Scope.agent)
     provenance_key: str | None = None
     source: ClaimSource = attrs.field(factory=ClaimSource)
-    lifecycle: Lifecycle = attrs.field(default=Lifecycle.ACTIVE, converter=Lifecycle)
+    lifecycle: Lifecycle = attrs.field(default=Lifecycle.ACTIVE, converter=member_of(Lifecycle))
     embedding_state: EmbeddingState = attrs.field(
-        default=EmbeddingState.PENDING, converter=EmbeddingState
+        default=EmbeddingState.PENDING, converter=member_of(EmbeddingState)
     )
     embedding: EmbeddingIdentity | None = None
     revision: int = 1

@@ -8,12 +8,14 @@ the claim was phrased and how its bounds are rendered (R-TIME-1).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import StrEnum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import attrs
 
+from memory_core.domain.enums import E, member_of
 from memory_core.domain.errors import TemporalError
 
 __all__ = [
@@ -78,6 +80,8 @@ def require_utc(value: datetime, field: str) -> datetime:
     """Return `value` as an aware UTC datetime; naive datetimes are rejected, not guessed."""
     if not isinstance(value, datetime):
         raise TemporalError(field, "must be a datetime")
+    if value.tzinfo is UTC:
+        return value  # what astimezone(UTC) returns for it, without the call (every stored read)
     if value.tzinfo is None or value.utcoffset() is None:
         raise TemporalError(field, "must be timezone-aware")
     return value.astimezone(UTC)
@@ -95,12 +99,14 @@ def canonical_timezone(name: str, field: str = "temporal.timezone") -> str:
         raise TemporalError(field, "unknown IANA time zone") from exc
 
 
-def _closed_enum(enum: type[StrEnum], field: str):  # type: ignore[no-untyped-def]
+def _closed_enum(enum: type[E], field: str) -> Callable[[object], E]:
     # A bare ValueError from the enum would not name the field (R-DOM-4); the value itself
     # is left out of the message because it may come from model output.
-    def convert(value: object) -> StrEnum:
+    convert_member = member_of(enum)
+
+    def convert(value: object) -> E:
         try:
-            return enum(value)
+            return convert_member(value)
         except (ValueError, TypeError) as exc:
             raise TemporalError(field, f"not a known {enum.__name__}") from exc
 

@@ -142,6 +142,29 @@ def test_require_utc_converts_aware_values() -> None:
     assert require_utc(value, "x").tzinfo is UTC
 
 
+class _Instant(datetime):
+    """A datetime subclass, as some drivers return."""
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        datetime(2026, 3, 1, 9, tzinfo=UTC),
+        _Instant(2026, 3, 1, 9, tzinfo=UTC),
+        datetime(2026, 3, 1, 9, tzinfo=timezone(timedelta(0))),
+        datetime(2026, 3, 1, 9, tzinfo=ZoneInfo("UTC")),
+        datetime(2026, 3, 1, 9, tzinfo=timezone(timedelta(hours=-5))),
+        datetime.max.replace(tzinfo=UTC),
+    ],
+    ids=repr,
+)
+def test_require_utc_gives_what_astimezone_gives(value: datetime) -> None:
+    """The shortcut for a value already in UTC returns what the conversion would."""
+    converted = value.astimezone(UTC)
+    result = require_utc(value, "x")
+    assert (result, type(result), result.tzinfo) == (converted, type(converted), UTC)
+
+
 # --- metadata --------------------------------------------------------------------------------
 
 

@@ -21,7 +21,7 @@ from memory_adapters.postgres_store.claim_schema import GUARD_SETTING, scope_val
 from memory_adapters.postgres_store.errors import SCOPE_CONSTRAINT, TEMPORAL_CONSTRAINT
 from memory_adapters.sql_claims import RepairProbe, Session
 from memory_adapters.sql_claims.lexical import LexicalQuery
-from memory_adapters.sql_claims.rows import row_converter as make_converter
+from memory_adapters.sql_claims.row_reader import RowReader
 from memory_core.domain.temporal import require_utc
 from memory_core.ports.claims import FtsHit
 
@@ -62,7 +62,7 @@ class PostgresDialect:
     for_update = " FOR UPDATE"
     row_key, owner_probe = "id", "m.agent_id"
     resolution = timedelta(microseconds=1)  # timestamptz keeps what a datetime holds
-    row_converter = make_converter(instant=_timestamp, entry_ids=_text_array)
+    row_reader = RowReader(instant=_timestamp, entry_ids=_text_array)
 
     def sql(self, text: str) -> str:
         return _placeholders(text)

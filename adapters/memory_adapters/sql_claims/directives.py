@@ -14,7 +14,7 @@ import attrs
 
 from memory_adapters.sql_claims import audit
 from memory_adapters.sql_claims.queries import later_of
-from memory_adapters.sql_claims.rows import DIRECTIVE_COLUMNS, DirectiveRow, structure_row
+from memory_adapters.sql_claims.rows import DIRECTIVE_COLUMNS, DirectiveRow
 from memory_adapters.sql_claims.session import Session
 from memory_core.domain.directives import Directive, DirectiveSource, DirectiveStatus
 from memory_core.domain.errors import NotFound
@@ -37,7 +37,7 @@ _INSERT = (
 
 def _one(session: Session, where: str, params: tuple[object, ...]) -> DirectiveRow | None:
     row = session.one(f"SELECT {_SELECT} FROM agent_memory_directive WHERE {where}", params)
-    return None if row is None else structure_row(session.dialect.row_converter, row, DirectiveRow)
+    return None if row is None else session.dialect.row_reader.directive_row(row)
 
 
 def _by_id(session: Session, agent_id: str, directive_id: str) -> Directive:
@@ -205,5 +205,5 @@ def list_directives(
         " ORDER BY updated_at DESC, id ASC",
         params,
     )
-    converter = session.dialect.row_converter
-    return [structure_row(converter, row, DirectiveRow).to_directive() for row in rows]
+    reader = session.dialect.row_reader
+    return [reader.directive_row(row).to_directive() for row in rows]

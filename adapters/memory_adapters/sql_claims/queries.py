@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 
-from memory_adapters.sql_claims.rows import CLAIM_COLUMNS, ClaimRow, CorruptRow, structure_row
+from memory_adapters.sql_claims.rows import CLAIM_COLUMNS, ClaimRow, CorruptRow
 from memory_adapters.sql_claims.session import Session
 from memory_core.domain.claims import Claim, ClaimKind
 from memory_core.domain.scope import Scope, ScopeFilter
@@ -22,6 +22,7 @@ __all__ = [
     "exact_scope",
     "fetch_claim_row",
     "later_of",
+    "owned_row",
     "recallable",
     "scope_clause",
     "sql_list",
@@ -86,18 +87,37 @@ def scope_clause(scope_filter: ScopeFilter, alias: str = "m") -> tuple[str, list
 
 
 def claim_row(session: Session, values: Sequence[object]) -> ClaimRow:
-    return structure_row(session.dialect.row_converter, values, ClaimRow)
+    return session.dialect.row_reader.claim_row(values)
 
 
 def claims_of(session: Session, rows: Iterable[Sequence[object]]) -> list[Claim]:
     """Domain claims of raw SELECT rows; corrupt rows are logged by id and skipped."""
+    read = session.dialect.row_reader.claim
     claims: list[Claim] = []
     for values in rows:
         try:
-            claims.append(claim_row(session, values).to_claim())
+            claims.append(read(values))
         except CorruptRow as exc:
             _log.warning("skipping corrupt claim row: %s", exc)
     return claims
+
+
+def owned_row(
+    session: Session,
+    agent_id: str,
+    claim_id: str,
+    *,
+    fenced: bool = True,
+    for_update: bool = False,
+) -> Sequence[object] | None:
+    """The owner's raw row by id, or None; a foreign id is indistinguishable from an unknown
+    one. `for_update` locks it where the dialect can (the caller is about to write it)."""
+    fence = f" AND {NOT_FENCED}" if fenced else ""
+    lock = session.dialect.for_update if for_update else ""
+    return session.one(
+        f"SELECT {CLAIM_SELECT} FROM agent_memory m WHERE m.agent_id = ? AND m.id = ?{fence}{lock}",
+        (agent_id, claim_id),
+    )
 
 
 def fetch_claim_row(
@@ -108,12 +128,6 @@ def fetch_claim_row(
     fenced: bool = True,
     for_update: bool = False,
 ) -> ClaimRow | None:
-    """The owner's row by id, or None; a foreign id is indistinguishable from an unknown one.
-    `for_update` locks it where the dialect can (the caller is about to write it)."""
-    fence = f" AND {NOT_FENCED}" if fenced else ""
-    lock = session.dialect.for_update if for_update else ""
-    row = session.one(
-        f"SELECT {CLAIM_SELECT} FROM agent_memory m WHERE m.agent_id = ? AND m.id = ?{fence}{lock}",
-        (agent_id, claim_id),
-    )
+    """`owned_row` as a ClaimRow, for a write that needs the stored columns."""
+    row = owned_row(session, agent_id, claim_id, fenced=fenced, for_update=for_update)
     return None if row is None else claim_row(session, row)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
 
 import attrs
 
@@ -15,10 +14,9 @@ from memory_adapters.sql_claims.queries import (
     CLAIM_SELECT,
     NOT_FENCED,
     RECALLABLE_KINDS_SQL,
-    claim_row,
     claims_of,
     exact_scope,
-    fetch_claim_row,
+    owned_row,
     recallable,
     scope_clause,
 )
@@ -96,6 +94,7 @@ class _RowClaims:
     def claims(self, session: Session, rows: Iterable[Sequence[object]]) -> list[Claim]:
         """`claims_of(rows)`, structuring only rows not held (corrupt ones are skipped)."""
         dialect = type(session.dialect).__qualname__
+        read = session.dialect.row_reader.claim
         claims: list[Claim] = []
         for values in rows:
             key = (dialect, *_without_access(values))
@@ -104,7 +103,7 @@ class _RowClaims:
                 kept = self._current.get(key) or self._previous.get(key)
                 claim = None if kept is None else _with_access(session, kept, count, seen)
                 if claim is None:
-                    claim = claim_row(session, values).to_claim()
+                    claim = read(values)
             except TypeError:  # a driver's unhashable column value: structured, not held
                 claims.extend(claims_of(session, [values]))
                 continue
@@ -135,11 +134,11 @@ def _with_access(session: Session, kept: _Kept, count: object, seen: object) -> 
     )
     if same:
         return claim
-    converter = session.dialect.row_converter
+    read = session.dialect.row_reader.claim_column
     try:
-        access_count = converter.structure(count, int)
-        last_accessed = None if seen is None else converter.structure(seen, datetime)
-    except (TypeError, ValueError):
+        access_count = read("access_count", count)
+        last_accessed = read("last_accessed", seen)
+    except (TypeError, ValueError, OverflowError):
         return None
     return attrs.evolve(claim, access_count=access_count, last_accessed_at=last_accessed)
 
@@ -156,10 +155,10 @@ def distinct_ids(claim_ids: Sequence[str]) -> list[str]:
 
 
 def get(session: Session, agent_id: str, claim_id: str) -> Claim:
-    row = fetch_claim_row(session, agent_id, claim_id)
+    row = owned_row(session, agent_id, claim_id)
     if row is None:
         raise NotFound(f"no claim {claim_id} for this agent")
-    return row.to_claim()
+    return session.dialect.row_reader.claim(row)
 
 
 def find_live_by_slot(session: Session, agent_id: str, scope: Scope, slot: str) -> Claim | None:
@@ -218,6 +217,7 @@ def _reusing_last_listing(
     unchanged (the dialect is part of the key: it decides how the columns read)."""
     key = (type(session.dialect).__qualname__, agent_id)
     previous = _LAST_LISTING.get(key, {})
+    read = session.dialect.row_reader.claim
     listing: dict[tuple[object, ...], Claim] = {}
     claims: list[Claim] = []
     for values in rows:
@@ -228,7 +228,7 @@ def _reusing_last_listing(
             return [*claims, *claims_of(session, [raw, *rows])]
         if claim is None:
             try:
-                claim = claim_row(session, raw).to_claim()
+                claim = read(raw)
             except CorruptRow as exc:
                 _log.warning("skipping corrupt claim row: %s", exc)
                 continue

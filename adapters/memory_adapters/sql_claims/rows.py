@@ -1,22 +1,20 @@
-"""Storage rows ⇄ domain values (CONVENTIONS: one converter per boundary, here one per
-dialect, built by `row_converter`).
+"""Storage rows ⇄ domain values.
 
 `ClaimRow` and `DirectiveRow` mirror their tables column for column, in domain types:
 instants are aware UTC datetimes and source entry ids a tuple, whatever the column type.
-The dialect's converter checks each column's stored type on the way in; `to_claim` /
-`to_directive` build the domain value, whose validators reject a row that a raw writer
-corrupted: that one row is skipped by list reads, never the batch (R-TIME-4), and named by
-id only, never by content.
+Their annotations are the column types a dialect's `RowReader` (row_reader.py) checks and
+converts on the way in; `claim_of` / `to_directive` build the domain value, whose
+validators reject a row that a raw writer corrupted: that one row is skipped by list
+reads, never the batch (R-TIME-4), and named by id only, never by content.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import attrs
-import cattrs
 
 from memory_core.domain.claims import (
     Claim,
@@ -29,7 +27,7 @@ from memory_core.domain.claims import (
 from memory_core.domain.directives import Directive
 from memory_core.domain.errors import AgentMemoryError, StoreError
 from memory_core.domain.scope import Scope
-from memory_core.domain.temporal import Interval, TemporalMetadata
+from memory_core.domain.temporal import ATEMPORAL, Interval, TemporalMetadata
 from memory_core.storage.drafts import PreparedDraft
 
 __all__ = [
@@ -38,9 +36,8 @@ __all__ = [
     "ClaimRow",
     "CorruptRow",
     "DirectiveRow",
+    "claim_of",
     "inserted_claim",
-    "row_converter",
-    "structure_row",
     "temporal_columns",
 ]
 
@@ -137,52 +134,7 @@ class ClaimRow:
         return Scope(kind=self.scope_type, scope_id=self.scope_id)  # type: ignore[arg-type]
 
     def to_claim(self) -> Claim:
-        try:
-            embedding = None
-            if self.embedding_provider and self.embedding_model and self.embedding_dim:
-                embedding = EmbeddingIdentity(
-                    provider=self.embedding_provider,
-                    model=self.embedding_model,
-                    dim=self.embedding_dim,
-                )
-            return Claim(
-                id=self.id,
-                agent_id=self.agent_id,
-                kind=self.kind,  # type: ignore[arg-type]
-                content=self.content,
-                canonical_content=self.canonical_content,
-                category=self.category,  # type: ignore[arg-type]
-                importance=self.importance,
-                confidence=self.confidence,
-                temporal=TemporalMetadata(
-                    kind=self.temporal_kind,  # type: ignore[arg-type]
-                    interval=Interval(valid_from=self.valid_from, valid_until=self.valid_until),
-                    precision=self.temporal_precision,  # type: ignore[arg-type]
-                    timezone=self.temporal_timezone,
-                    confidence=self.temporal_confidence,
-                ),
-                scope=self.scope(),
-                provenance_key=self.provenance_key,
-                source=ClaimSource(
-                    session_id=self.source_session,
-                    entry_ids=self.source_entry_ids,
-                    first_order_seq=self.source_first_seq,
-                    last_order_seq=self.source_last_seq,
-                    extractor=self.extractor,
-                ),
-                lifecycle=Lifecycle(self.lifecycle_state),
-                embedding_state=EmbeddingState(self.embedding_state),
-                embedding=embedding,
-                revision=self.revision,
-                created_at=self.created_at,
-                updated_at=self.updated_at,
-                last_accessed_at=self.last_accessed,
-                access_count=self.access_count,
-                superseded_by=self.superseded_by,
-                slot=self.slot,
-            )
-        except (AgentMemoryError, ValueError, TypeError) as exc:
-            raise CorruptRow(f"claim row {self.id} violates the domain model") from exc
+        return claim_of(attrs.astuple(self, recurse=False))
 
 
 def inserted_claim(row: ClaimRow, draft: ClaimDraft, temporal: TemporalMetadata) -> Claim:
@@ -246,44 +198,108 @@ CLAIM_COLUMNS: tuple[str, ...] = tuple(field.name for field in attrs.fields(Clai
 DIRECTIVE_COLUMNS: tuple[str, ...] = tuple(field.name for field in attrs.fields(DirectiveRow))
 
 
-def _strict(kind: type, accepted: tuple[type, ...]) -> Callable[[Any, type], Any]:
-    def structure(value: Any, _: type) -> Any:
-        # Drivers hand back REAL columns holding whole numbers as int; bool is never a number.
-        if isinstance(value, bool) or not isinstance(value, accepted):
-            raise TypeError(f"expected {kind.__name__}")
-        return kind(value) if kind is float else value
-
-    return structure
-
-
-def row_converter(
-    *,
-    instant: Callable[[Any], datetime],
-    entry_ids: Callable[[Any], tuple[str, ...]],
-) -> cattrs.Converter:
-    """A strict converter for one dialect: `instant` reads a stored time column and
-    `entry_ids` the stored source-entry list, each raising TypeError/ValueError on a value
-    of the wrong type."""
-    converter = cattrs.Converter(forbid_extra_keys=True)
-    converter.register_structure_hook(float, _strict(float, (int, float)))
-    converter.register_structure_hook(int, _strict(int, (int,)))
-    converter.register_structure_hook(str, _strict(str, (str,)))
-    converter.register_structure_hook(datetime, lambda value, _: instant(value))
-    converter.register_structure_hook_func(
-        lambda cls: cls == tuple[str, ...], lambda value, _: entry_ids(value)
-    )
-    return converter
+# Claims of the common shapes share these equal values instead of building them per row:
+# agent scope, no temporal metadata, no source. Narrow scopes and embedding identities are
+# few per store and held once validated (a bounded number; neither holds claim content).
+_AGENT_SCOPE = Scope.agent()
+_NO_SOURCE = ClaimSource()
+_HELD_VALUES = 256
+_SCOPES: dict[tuple[str, str | None], Scope] = {}
+_IDENTITIES: dict[tuple[str, str, int], EmbeddingIdentity] = {}
 
 
-R = TypeVar("R", ClaimRow, DirectiveRow)
+def _scope(kind: str, scope_id: str | None) -> Scope:
+    if kind == "agent" and scope_id is None:
+        return _AGENT_SCOPE
+    scope = _SCOPES.get((kind, scope_id))
+    if scope is None:
+        scope = Scope(kind=kind, scope_id=scope_id)  # type: ignore[arg-type]
+        if len(_SCOPES) >= _HELD_VALUES:
+            _SCOPES.clear()  # bounded by starting over; single dict operations are atomic
+        _SCOPES[kind, scope_id] = scope
+    return scope
 
 
-def structure_row(converter: cattrs.Converter, values: Sequence[Any], cls: type[R]) -> R:
-    """Build a row object from a SELECT of `cls`'s columns in declaration order."""
-    names = CLAIM_COLUMNS if cls is ClaimRow else DIRECTIVE_COLUMNS
-    mapping: Mapping[str, Any] = dict(zip(names, values, strict=True))
+def _identity(provider: str, model: str, dim: int) -> EmbeddingIdentity:
+    identity = _IDENTITIES.get((provider, model, dim))
+    if identity is None:
+        identity = EmbeddingIdentity(provider=provider, model=model, dim=dim)
+        if len(_IDENTITIES) >= _HELD_VALUES:
+            _IDENTITIES.clear()
+        _IDENTITIES[provider, model, dim] = identity
+    return identity
+
+
+def claim_of(values: Sequence[Any]) -> Claim:
+    """The domain claim of one row's column values (CLAIM_COLUMNS order) as their column
+    types read them (`RowReader` checks and converts them); the domain's constructors
+    judge the rest, and a row they reject is a CorruptRow."""
+    (
+        claim_id, agent_id, kind, content, canonical_content, category, importance, confidence,
+        temporal_kind, valid_from, valid_until, precision, timezone, temporal_confidence,
+        scope_type, scope_id, _user_scope, provenance_key,
+        source_session, entry_ids, first_seq, last_seq, extractor,
+        lifecycle_state, embedding_state, provider, model, dim, revision,
+        created_at, updated_at, last_accessed, access_count, superseded_by, slot,
+        _conflict_with, _conflict_state,
+    ) = values  # fmt: skip
     try:
-        return converter.structure(mapping, cls)
-    except (cattrs.BaseValidationError, TypeError, ValueError) as exc:
-        ident = mapping.get("id", "?")
-        raise CorruptRow(f"{cls.__name__} {ident} has a column of the wrong type") from exc
+        if (
+            temporal_kind == "atemporal"
+            and valid_from is None
+            and valid_until is None
+            and precision is None
+            and timezone is None
+            and temporal_confidence is None
+        ):
+            temporal = ATEMPORAL
+        else:
+            temporal = TemporalMetadata(
+                kind=temporal_kind,
+                interval=Interval(valid_from=valid_from, valid_until=valid_until),
+                precision=precision,
+                timezone=timezone,
+                confidence=temporal_confidence,
+            )
+        if (
+            source_session is None
+            and not entry_ids
+            and first_seq is None
+            and last_seq is None
+            and extractor is None
+        ):
+            source = _NO_SOURCE
+        else:
+            source = ClaimSource(
+                session_id=source_session,
+                entry_ids=entry_ids,
+                first_order_seq=first_seq,
+                last_order_seq=last_seq,
+                extractor=extractor,
+            )
+        return Claim(
+            id=claim_id,
+            agent_id=agent_id,
+            kind=kind,
+            content=content,
+            canonical_content=canonical_content,
+            category=category,
+            importance=importance,
+            confidence=confidence,
+            temporal=temporal,
+            scope=_scope(scope_type, scope_id),
+            provenance_key=provenance_key,
+            source=source,
+            lifecycle=lifecycle_state,
+            embedding_state=embedding_state,
+            embedding=_identity(provider, model, dim) if provider and model and dim else None,
+            revision=revision,
+            created_at=created_at,
+            updated_at=updated_at,
+            last_accessed_at=last_accessed,
+            access_count=access_count,
+            superseded_by=superseded_by,
+            slot=slot,
+        )
+    except (AgentMemoryError, ValueError, TypeError) as exc:
+        raise CorruptRow(f"claim row {claim_id} violates the domain model") from exc

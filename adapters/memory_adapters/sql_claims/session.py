@@ -15,12 +15,12 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
-import cattrs
 
 from memory_core.ports.claims import FtsHit
 
 if TYPE_CHECKING:
     from memory_adapters.sql_claims.lexical import LexicalQuery
+    from memory_adapters.sql_claims.row_reader import RowReader
 
 __all__ = ["Connection", "Cursor", "Dialect", "RepairProbe", "Session"]
 
@@ -52,8 +52,8 @@ class Dialect(Protocol):
     audit_refs_column: str
     # The precision instants are stored at; `now` is cut to it before a write.
     resolution: timedelta
-    # Structures rows (and bare instants) as the columns store them.
-    row_converter: cattrs.Converter
+    # Reads rows (and bare instants) as the columns store them.
+    row_reader: RowReader
 
     def sql(self, text: str) -> str:
         """`text` with `?` placeholders in this driver's style."""
@@ -130,4 +130,4 @@ class Session:
 
     def instant(self, value: object) -> datetime:
         """A stored instant read outside a row (job and lineage timestamps)."""
-        return self.dialect.row_converter.structure(value, datetime)
+        return self.dialect.row_reader.instant(value)

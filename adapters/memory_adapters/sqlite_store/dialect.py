@@ -19,7 +19,7 @@ import apsw
 from memory_adapters.sql_claims import RepairProbe, Session
 from memory_adapters.sql_claims.lexical import LexicalQuery
 from memory_adapters.sql_claims.queries import recallable
-from memory_adapters.sql_claims.rows import row_converter as make_converter
+from memory_adapters.sql_claims.row_reader import RowReader
 from memory_adapters.sqlite_store import fts, schema
 from memory_core.domain.temporal import require_utc
 from memory_core.ports.claims import FtsHit
@@ -36,7 +36,7 @@ def to_ms(value: datetime) -> int:
 
 
 def from_ms(value: int) -> datetime:
-    return _EPOCH + timedelta(milliseconds=value)
+    return _EPOCH + timedelta(0, 0, 0, value)  # positional milliseconds: the cheaper call
 
 
 def _stored_ms(value: Any) -> datetime:
@@ -48,6 +48,8 @@ def _stored_ms(value: Any) -> datetime:
 def _stored_ids(value: Any) -> tuple[str, ...]:
     if not isinstance(value, str):
         raise TypeError("expected a JSON array")
+    if value == "[]":
+        return ()  # most claims have no entry ids: no parse
     ids = json.loads(value)
     if not isinstance(ids, list) or not all(isinstance(item, str) for item in ids):
         raise TypeError("expected a JSON array of ids")
@@ -57,7 +59,7 @@ def _stored_ids(value: Any) -> tuple[str, ...]:
 class SqliteDialect:
     """apsw SQLite: one writer, epoch milliseconds, JSON lists, an FTS5 mirror."""
 
-    row_converter = make_converter(instant=_stored_ms, entry_ids=_stored_ids)
+    row_reader = RowReader(instant=_stored_ms, entry_ids=_stored_ids)
     resolution = _MS
     audit_refs_column = "refs_json"
     # `+` keeps the planner off the (agent_id, ...) indexes: walking every row of the agent
