@@ -48,7 +48,8 @@ class OtelSpan:
         self._started_ns = started_ns
 
     def set(self, attributes: Attributes) -> None:
-        self._span.set_attributes(dict(attributes))
+        if self._span.is_recording():
+            self._span.set_attributes(dict(attributes))
 
     def failed(self, error_type: str) -> None:
         self._span.set_attribute("error.type", error_type)
@@ -57,6 +58,10 @@ class OtelSpan:
     def stage(
         self, name: str, *, start_ms: float, duration_ms: float, attributes: Attributes
     ) -> None:
+        # A turn not being traced (no SDK, or not sampled) costs its stages nothing: their
+        # spans would be non-recording children of a non-recording parent.
+        if not self._span.is_recording():
+            return
         start = self._started_ns + int(start_ms * 1e6)
         child = self._tracer.start_span(
             name,

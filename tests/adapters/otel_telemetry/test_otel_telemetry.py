@@ -81,3 +81,26 @@ def test_histograms_and_counters_record_into_their_instruments(world) -> None:  
     assert metrics[Metric.TURN_DURATION.value].unit == "s"
     (counter,) = metrics[Metric.DEGRADATIONS.value].data.data_points
     assert counter.value == 2
+
+
+def test_a_turn_not_being_recorded_starts_no_stage_spans(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """R-READ-1: a host that samples a turn out (or runs no SDK) pays nothing for its stages:
+    no child span is started under a span that records nothing."""
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    telemetry = OtelTelemetry(tracer_provider=TracerProvider(sampler=ALWAYS_OFF))
+    started: list[str] = []
+    tracer = telemetry._tracer
+    start_span = tracer.start_span
+
+    def counting(name: str, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        started.append(name)
+        return start_span(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tracer, "start_span", counting)
+    with telemetry.span(SpanName.TURN, {}) as span:
+        span.stage("agent_memory.turn.keywords", start_ms=0.0, duration_ms=1.0, attributes={})
+        span.set({"agent_memory.outcome": "empty"})
+    assert "agent_memory.turn.keywords" not in started
