@@ -163,6 +163,16 @@ def test_a_recall_reads_the_store_in_one_hop_per_round() -> None:
     ]
 
 
+def test_a_turn_reads_the_directives_once_for_its_lanes_and_its_suppression() -> None:
+    """R-READ-1, R-DIR-2: the turn's own hop reads the active directives, and retrieval's
+    suppression uses them rather than reading them a second time."""
+    read = Read()
+    turn = read.turn()
+    assert FACT in (turn.text or "")
+    assert read.store.seen.count("list_directives") == 1
+    assert read.store.seen.index("list_directives") < read.store.seen.index("search_fts")
+
+
 @pytest.mark.parametrize(
     "method", ["pending_clears", "list_directives", "search_fts", "list_applicable_by_ids"]
 )

@@ -197,7 +197,9 @@ class RetrievalService:
                 return True, []
             if not purpose.suppresses:
                 return False, []
-            active = self._store.list_directives(agent, status=DirectiveStatus.ACTIVE)
+            active = request.directives
+            if active is None:
+                active = tuple(self._store.list_directives(agent, status=DirectiveStatus.ACTIVE))
             return False, [d for d in active if d.kind is DirectiveKind.SUPPRESS_TOPIC]
 
         try:
