@@ -41,11 +41,14 @@ class RecordingCalls:
 
     def __init__(self) -> None:
         self.inside = False
+        self.hops = 0
         self._inline = InlineCalls()
 
     async def run(
         self, call: Callable[[], T], *, deadline: Deadline, cancel: CancellationToken
     ) -> T:
+        self.hops += 1
+
         def marked() -> T:
             self.inside = True
             try:
@@ -140,6 +143,34 @@ def test_every_store_call_of_recall_and_of_a_turn_goes_through_the_runner() -> N
         "list_claims",
         "record_access",
     } <= set(read.store.seen)
+
+
+def test_a_recall_reads_the_store_in_one_hop_per_round() -> None:
+    """R-READ-1: the fence and directives in one hop, the search and both re-validations of
+    the one round in another, the access count in a third — each hop is a loop turn (or a
+    thread round trip) the turn waits for."""
+    read = Read()
+    result = read.recall()
+    assert result.diagnostics.outcome is RetrievalOutcome.COMPLETED
+    assert result.diagnostics.refills == 0
+    assert read.calls.hops == 3
+    assert read.store.seen == [
+        "pending_clears",
+        "list_directives",
+        "search_fts",
+        "list_applicable_by_ids",
+        "record_access",
+    ]
+
+
+def test_a_turn_reads_the_directives_once_for_its_lanes_and_its_suppression() -> None:
+    """R-READ-1, R-DIR-2: the turn's own hop reads the active directives, and retrieval's
+    suppression uses them rather than reading them a second time."""
+    read = Read()
+    turn = read.turn()
+    assert FACT in (turn.text or "")
+    assert read.store.seen.count("list_directives") == 1
+    assert read.store.seen.index("list_directives") < read.store.seen.index("search_fts")
 
 
 @pytest.mark.parametrize(

@@ -158,16 +158,16 @@ class NativeGuard:
         deadline.raise_if_expired(what)
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(executor, work)
-        woken = asyncio.Event()
-        unregister = cancel.on_cancel(lambda: loop.call_soon_threadsafe(woken.set))
-        wake = asyncio.ensure_future(woken.wait())
+        # A bare future, not an Event and a task to wait on it: this runs on every turn.
+        woken: asyncio.Future[None] = loop.create_future()
+        unregister = cancel.on_cancel(lambda: loop.call_soon_threadsafe(_wake, woken))
         try:
             await asyncio.wait(
-                {future, wake}, timeout=deadline.remaining(), return_when="FIRST_COMPLETED"
+                {future, woken}, timeout=deadline.remaining(), return_when="FIRST_COMPLETED"
             )
         finally:
             unregister()
-            wake.cancel()
+            woken.cancel()
         if future.done():
             return future.result()
         future.cancel()  # dropped if still queued; a running scan just finishes unseen
@@ -231,6 +231,11 @@ def translate(exc: BaseException, what: str) -> BaseException:
     if isinstance(exc, OSError):
         return StoreError(f"vector store call {what} failed ({type(exc).__name__})")
     return exc
+
+
+def _wake(woken: asyncio.Future[None]) -> None:
+    if not woken.done():
+        woken.set_result(None)
 
 
 def _settle(settled: asyncio.Future[T], outcome: object) -> None:

@@ -15,7 +15,14 @@ from typing import Any, TypeVar
 
 from opentelemetry import trace
 from opentelemetry.metrics import Histogram, MeterProvider, get_meter
-from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import (
+    ProxyTracerProvider,
+    SpanKind,
+    Status,
+    StatusCode,
+    Tracer,
+    TracerProvider,
+)
 
 from memory_core import __version__
 from memory_core.ports.provider_wrappers import (
@@ -31,6 +38,7 @@ __all__ = [
     "INSTRUMENTATION_NAME",
     "TracedEmbeddingProvider",
     "TracedTextProvider",
+    "untraced",
 ]
 
 INSTRUMENTATION_NAME = "agent-memory"
@@ -56,6 +64,16 @@ DURATION_BUCKETS = (
 
 T = TypeVar("T")
 
+
+def untraced(tracer_provider: TracerProvider | None) -> Callable[[], bool]:
+    """Whether spans of a tracer from `tracer_provider` cannot be recorded right now: it is
+    the global provider (None) and no SDK has been set as that yet. Starting a span that
+    records nothing still attaches and detaches contexts, on every call of every turn."""
+    if tracer_provider is not None:
+        return lambda: False
+    return lambda: isinstance(trace.get_tracer_provider(), ProxyTracerProvider)
+
+
 OPERATION_DURATION = "gen_ai.client.operation.duration"
 
 
@@ -75,7 +93,9 @@ class _Calls:
         provider: EmbeddingProvider | TextProvider,
         tracer: Tracer | None,
         meter_provider: MeterProvider | None,
+        idle: Callable[[], bool],
     ) -> None:
+        self._idle = idle
         model = provider.model_id
         self._common = {"gen_ai.provider.name": provider.provider_id, "gen_ai.request.model": model}
         self._tracer = tracer or trace.get_tracer(INSTRUMENTATION_NAME, __version__)
@@ -121,6 +141,14 @@ class _Calls:
         common = {"gen_ai.operation.name": operation, **self._common}
         started = time.monotonic()
         error: str | None = None
+        if self._idle():  # nothing can record the span: measure the call only
+            try:
+                return await call()
+            except BaseException as exc:
+                error = type(exc).__name__
+                raise
+            finally:
+                self._measured(started, common, error)
         with self._tracer.start_as_current_span(
             f"{operation} {self._common['gen_ai.request.model']}",
             kind=SpanKind.CLIENT,
@@ -139,8 +167,11 @@ class _Calls:
                 span.set_attributes(result_attributes(result))
                 return result
             finally:
-                measured = {**common, **({"error.type": error} if error else {})}
-                self._duration.record(time.monotonic() - started, measured)
+                self._measured(started, common, error)
+
+    def _measured(self, started: float, common: dict[str, str], error: str | None) -> None:
+        measured = {**common, **({"error.type": error} if error else {})}
+        self._duration.record(time.monotonic() - started, measured)
 
 
 class TracedEmbeddingProvider(HookedEmbeddingProvider):
@@ -152,8 +183,9 @@ class TracedEmbeddingProvider(HookedEmbeddingProvider):
         *,
         tracer: Tracer | None = None,
         meter_provider: MeterProvider | None = None,
+        idle: Callable[[], bool] = lambda: False,  # True while nothing can record a span
     ) -> None:
-        super().__init__(inner, _Calls(inner, tracer, meter_provider))
+        super().__init__(inner, _Calls(inner, tracer, meter_provider, idle))
 
 
 class TracedTextProvider(HookedTextProvider):
@@ -165,5 +197,6 @@ class TracedTextProvider(HookedTextProvider):
         *,
         tracer: Tracer | None = None,
         meter_provider: MeterProvider | None = None,
+        idle: Callable[[], bool] = lambda: False,  # True while nothing can record a span
     ) -> None:
-        super().__init__(inner, _Calls(inner, tracer, meter_provider))
+        super().__init__(inner, _Calls(inner, tracer, meter_provider, idle))

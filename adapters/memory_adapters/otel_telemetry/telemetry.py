@@ -22,6 +22,7 @@ from memory_adapters.otel_telemetry.providers import (
     INSTRUMENTATION_NAME,
     TracedEmbeddingProvider,
     TracedTextProvider,
+    untraced,
 )
 from memory_core import __version__
 from memory_core.ports.providers import EmbeddingProvider, TextProvider
@@ -48,7 +49,8 @@ class OtelSpan:
         self._started_ns = started_ns
 
     def set(self, attributes: Attributes) -> None:
-        self._span.set_attributes(dict(attributes))
+        if self._span.is_recording():
+            self._span.set_attributes(dict(attributes))
 
     def failed(self, error_type: str) -> None:
         self._span.set_attribute("error.type", error_type)
@@ -57,6 +59,10 @@ class OtelSpan:
     def stage(
         self, name: str, *, start_ms: float, duration_ms: float, attributes: Attributes
     ) -> None:
+        # A turn not being traced (no SDK, or not sampled) costs its stages nothing: their
+        # spans would be non-recording children of a non-recording parent.
+        if not self._span.is_recording():
+            return
         start = self._started_ns + int(start_ms * 1e6)
         child = self._tracer.start_span(
             name,
@@ -81,6 +87,7 @@ class OtelTelemetry:
         self._tracer = trace.get_tracer(
             INSTRUMENTATION_NAME, __version__, tracer_provider=tracer_provider
         )
+        self._idle = untraced(tracer_provider)
         self._meter_provider = meter_provider
         meter: Meter = metrics.get_meter(
             INSTRUMENTATION_NAME, __version__, meter_provider=meter_provider
@@ -103,17 +110,20 @@ class OtelTelemetry:
     def traced_embedder(self, provider: EmbeddingProvider) -> EmbeddingProvider:
         """`provider` with each call spanned on this telemetry's providers."""
         return TracedEmbeddingProvider(
-            provider, tracer=self._tracer, meter_provider=self._meter_provider
+            provider, tracer=self._tracer, meter_provider=self._meter_provider, idle=self._idle
         )
 
     def traced_text(self, provider: TextProvider) -> TextProvider:
         return TracedTextProvider(
-            provider, tracer=self._tracer, meter_provider=self._meter_provider
+            provider, tracer=self._tracer, meter_provider=self._meter_provider, idle=self._idle
         )
 
     @contextlib.contextmanager
     def span(self, name: SpanName, attributes: Attributes) -> Iterator[OtelSpan]:
         started = time.time_ns()
+        if self._idle():  # no SDK yet: a span that records nothing, without its contexts
+            yield OtelSpan(trace.INVALID_SPAN, self._tracer, started)
+            return
         with self._tracer.start_as_current_span(
             name.value,
             kind=SpanKind.INTERNAL,

@@ -323,8 +323,10 @@ def broad_terms(session: Session, agent_id: str, terms: Sequence[str]) -> frozen
     broad = set()
     for term in terms:
         folded = term.lower()
-        trigrams = {folded[i : i + 3] for i in range(len(folded) - 2)}
-        if trigrams and min(docs(trigram) for trigram in trigrams) >= floor:
+        # Looked up no further than the term's first narrow trigram: a rare term (most of
+        # a turn's) costs a lookup or two, not one per trigram.
+        trigrams = dict.fromkeys(folded[i : i + 3] for i in range(len(folded) - 2))
+        if trigrams and all(docs(trigram) >= floor for trigram in trigrams):
             broad.add(term)
     return frozenset(broad)
 

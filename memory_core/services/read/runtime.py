@@ -295,30 +295,35 @@ class MemoryRuntime:
     ) -> TurnContribution:
         started = self._infra.monotonic()
         now = self._clock.now()
-        result = await self._retrieval.retrieve(
-            RetrievalRequest(
-                agent_id=self.agent_id,
-                query=user_text,
-                purpose=RetrievalPurpose.INJECTION,
-                context=self.scope,
-                reserve=self._settings.top_k,
-            ),
-            deadline=deadline,
-            cancel=cancel,
-        )
         agent_id = self.agent_id
         try:
             # One blocking hop for the three rows every turn needs (R-READ-1): the
-            # directives, the stored working projection and the active persona.
+            # directives (retrieval's suppression reuses them), the stored working projection
+            # and the active persona.
             directives, stored, persona = await self._calls.run(
                 lambda: (
-                    self._store.list_directives(agent_id, status=DirectiveStatus.ACTIVE),
+                    tuple(self._store.list_directives(agent_id, status=DirectiveStatus.ACTIVE)),
                     self._store.working_projection(agent_id),
                     self._store.persona(agent_id),
                 ),
                 deadline=deadline,
                 cancel=cancel,
             )
+        except (DeadlineExceeded, StoreError) as exc:
+            return self._failed_open(exc)
+        result = await self._retrieval.retrieve(
+            RetrievalRequest(
+                agent_id=agent_id,
+                query=user_text,
+                purpose=RetrievalPurpose.INJECTION,
+                context=self.scope,
+                reserve=self._settings.top_k,
+                directives=directives,
+            ),
+            deadline=deadline,
+            cancel=cancel,
+        )
+        try:
             working = self._working.current(stored, directives, now=now)
             if working is None:
                 # Missing, stale, another recipe or past a temporal boundary: this turn
@@ -330,15 +335,7 @@ class MemoryRuntime:
                 working = self._working.build(newest, directives, now=now)
                 self._working.keep(agent_id, working, generation=stored.generation)
         except (DeadlineExceeded, StoreError) as exc:
-            # Without the directives nothing can be shown safely: fail open, and say why
-            # (R-READ-1).
-            log.warning(
-                "turn store read failed for agent %s: %s", self.agent_id, type(exc).__name__
-            )
-            degradations = (*result.degradations, store_degradation(exc))
-            return TurnContribution.empty(
-                ContributionOutcome.FAILED_OPEN, tuple(dict.fromkeys(degradations))
-            )
+            return self._failed_open(exc, result.degradations)
         # A suppressed topic stays out of the whole contribution, working memory included,
         # not only out of recall (R-DIR-2): the projection was built without its claims.
         already = {item.id for item in result.dropped}
@@ -393,6 +390,17 @@ class MemoryRuntime:
             anchor_id=None,  # set by `_book` once the anchor is written
             outcome=outcome,
             retrieval=result.diagnostics,
+        )
+
+    def _failed_open(
+        self, exc: DeadlineExceeded | StoreError, prior: tuple[Degradation, ...] = ()
+    ) -> TurnContribution:
+        # Without the directives nothing can be shown safely: fail open, and say why
+        # (R-READ-1).
+        log.warning("turn store read failed for agent %s: %s", self.agent_id, type(exc).__name__)
+        degradations = (*prior, store_degradation(exc))
+        return TurnContribution.empty(
+            ContributionOutcome.FAILED_OPEN, tuple(dict.fromkeys(degradations))
         )
 
     def _anchored(self, message_id: str, anchor_id: str) -> None:

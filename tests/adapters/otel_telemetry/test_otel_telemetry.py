@@ -81,3 +81,51 @@ def test_histograms_and_counters_record_into_their_instruments(world) -> None:  
     assert metrics[Metric.TURN_DURATION.value].unit == "s"
     (counter,) = metrics[Metric.DEGRADATIONS.value].data.data_points
     assert counter.value == 2
+
+
+def test_a_turn_not_being_recorded_starts_no_stage_spans(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """R-READ-1: a host that samples a turn out (or runs no SDK) pays nothing for its stages:
+    no child span is started under a span that records nothing."""
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    telemetry = OtelTelemetry(tracer_provider=TracerProvider(sampler=ALWAYS_OFF))
+    started: list[str] = []
+    tracer = telemetry._tracer
+    start_span = tracer.start_span
+
+    def counting(name: str, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        started.append(name)
+        return start_span(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tracer, "start_span", counting)
+    with telemetry.span(SpanName.TURN, {}) as span:
+        span.stage("agent_memory.turn.keywords", start_ms=0.0, duration_ms=1.0, attributes={})
+        span.set({"agent_memory.outcome": "empty"})
+    assert "agent_memory.turn.keywords" not in started
+
+
+@pytest.mark.parametrize("sdk", [False, True])
+def test_spans_on_the_global_provider_start_only_once_an_sdk_is_set(
+    monkeypatch: pytest.MonkeyPatch, sdk: bool
+) -> None:
+    """R-READ-1: before a host sets an SDK the API's global provider records nothing, so a
+    turn's span starts no context (and its stages nothing); set, the same telemetry spans."""
+    from opentelemetry import trace
+    from opentelemetry.trace import ProxyTracerProvider
+
+    from memory_adapters.otel_telemetry import providers
+
+    spans = InMemorySpanExporter()
+    real = TracerProvider()
+    real.add_span_processor(SimpleSpanProcessor(spans))
+    current = real if sdk else ProxyTracerProvider()
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: current)
+    assert providers.untraced(None)() is not sdk
+    assert providers.untraced(real)() is False  # a provider of its own always records
+    telemetry = OtelTelemetry()
+    monkeypatch.setattr(telemetry, "_tracer", real.get_tracer("t"))  # where spans would go
+    with telemetry.span(SpanName.TURN, {}) as span:
+        span.stage("agent_memory.turn.keywords", start_ms=0.0, duration_ms=1.0, attributes={})
+    assert len(spans.get_finished_spans()) == (2 if sdk else 0)

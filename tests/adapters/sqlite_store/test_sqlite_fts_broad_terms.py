@@ -101,3 +101,26 @@ def test_all_mode_still_ranks_every_term(
     """R-READ-3: ALL mode intersects the terms, so a broad one narrows nothing away."""
     ids = _seed(store, clock, make_draft)
     assert set(_search(store, ["zebra", "day"], limit=6, mode=MatchMode.ALL)) == {ids[3], ids[7]}
+
+
+def test_a_term_is_looked_up_no_further_than_its_first_narrow_trigram(
+    store: ApswClaimStore,
+    clock: ManualClock,
+    make_draft: Callable[..., ClaimDraft],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """R-READ-1: 'zebra' starts with a trigram in 2 rows: one vocabulary lookup decides it is
+    not broad (a turn's rare terms cost a lookup each, not one per trigram); 'monday' needs
+    every one of its four, all broad."""
+    _seed(store, clock, make_draft)
+    looked_up: list[str] = []
+    counted = fts._counted
+
+    def counting(conn: object, table: str, term: str, count: Callable[[], int]) -> int:
+        looked_up.append(term)
+        return counted(conn, table, term, count)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fts, "_counted", counting)
+    with store._read() as session:
+        assert fts.broad_terms(session, "agent-a", ["zebra", "monday"]) == {"monday"}
+    assert looked_up == ["", "zeb", "mon", "ond", "nda", "day"]

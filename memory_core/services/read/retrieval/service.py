@@ -19,6 +19,7 @@ Diagnostics carry timings and counts only — never query or claim text.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
@@ -26,7 +27,7 @@ from typing import Protocol, runtime_checkable
 import attrs
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.domain.claims import Claim
+from memory_core.domain.claims import Claim, EmbeddingIdentity
 from memory_core.domain.directives import Directive, DirectiveKind, DirectiveStatus
 from memory_core.domain.errors import (
     ClearInProgress,
@@ -42,7 +43,13 @@ from memory_core.domain.scope import ScopeFilter
 from memory_core.domain.temporal_policy import TemporalMode
 from memory_core.domain.temporal_query import query_periods
 from memory_core.ports.blocking import BlockingCalls
-from memory_core.ports.claims import ClaimSearch, ClearStatus, DirectiveReader, MatchMode
+from memory_core.ports.claims import (
+    ClaimSearch,
+    ClearStatus,
+    DirectiveReader,
+    FtsHit,
+    MatchMode,
+)
 from memory_core.ports.clock import DomainClock, InfraClock
 from memory_core.ports.vectors import ReadyCertificate, VectorHit, VectorStoreCold
 from memory_core.services.providers.gateway.service import ProviderGateway
@@ -88,6 +95,16 @@ class _Source:
     limit: int
     returned: int = 0
     saturated: bool = False
+
+
+@attrs.frozen
+class _Round:
+    """What one round's blocking hop read."""
+
+    fts_hits: Sequence[FtsHit]
+    fts_claims: list[Claim]
+    vector_claims: Sequence[Claim]
+    revalidation_ms: float  # of the vector hits (the FTS hits' is part of the search)
 
 
 @runtime_checkable
@@ -180,7 +197,9 @@ class RetrievalService:
                 return True, []
             if not purpose.suppresses:
                 return False, []
-            active = self._store.list_directives(agent, status=DirectiveStatus.ACTIVE)
+            active = request.directives
+            if active is None:
+                active = tuple(self._store.list_directives(agent, status=DirectiveStatus.ACTIVE))
             return False, [d for d in active if d.kind is DirectiveKind.SUPPRESS_TOPIC]
 
         try:
@@ -220,32 +239,48 @@ class RetrievalService:
         while True:
             try:
                 cancel.raise_if_cancelled()
-                fts_claims, fts_ranks, coverage = await self._fts_candidates(
-                    agent,
-                    query,
-                    terms=terms,
-                    scope_filter=scope_filter,
-                    source=fts,
-                    match_mode=match_mode,
-                    deadline=deadline,
-                    cancel=cancel,
-                )
-                vector_claims = await self._vector_candidates(
+                hits = await self._vector_hits(
                     agent,
                     vector=query_vector,
                     certificate=certificate,
-                    scope_filter=scope_filter,
                     source=vec,
                     degradations=degradations,
                     timings=timings,
                     deadline=deadline,
                     cancel=cancel,
                 )
+                if hits is None:  # the vector path just failed: continue on FTS alone
+                    query_vector, hits = None, []
+                # One blocking hop per round for the search and both re-validations (each
+                # hop is a loop turn, or a thread round trip).
+                found = await self.calls.run(
+                    functools.partial(
+                        self._read_round,
+                        agent,
+                        terms,
+                        scope_filter=scope_filter,
+                        fts_limit=fts.limit,
+                        match_mode=match_mode,
+                        vector_ids=[hit.claim_id for hit in hits],
+                        identity=certificate.identity if certificate is not None else None,
+                    ),
+                    deadline=deadline,
+                    cancel=cancel,
+                )
             except (ClearInProgress, OperationCancelled, DeadlineExceeded, StoreError) as exc:
                 return finish(store_failure(exc, agent, degradations))
-            if vector_claims is None:  # the vector path just failed: continue on FTS alone
-                query_vector = None
-                vector_claims = []
+            timings["revalidation"] = timings.get("revalidation", 0.0) + found.revalidation_ms
+            fts.returned = len(found.fts_hits)
+            fts.saturated = len(found.fts_hits) >= fts.limit
+            fts_claims: list[Claim] = []
+            fts_ranks: dict[str, int] = {}
+            coverage: dict[str, float] = {}
+            if found.fts_claims:
+                scores = {hit.claim_id: hit.rank for hit in found.fts_hits}
+                lexical = lexical_ranks(query, found.fts_claims, scores, tokens=self.tokens)
+                fts_claims, fts_ranks, coverage = lexical.claims, lexical.ranks, lexical.coverage
+            similarity = {hit.claim_id: hit.similarity for hit in hits}
+            vector_claims = [(claim, similarity[claim.id]) for claim in found.vector_claims]
             counts["revalidated"] = len(fts_claims) + len(vector_claims)
             candidates = candidates_from_lists(
                 fts_claims, vector_claims, fts_ranks=fts_ranks, coverage=coverage
@@ -291,42 +326,40 @@ class RetrievalService:
         return finish(RetrievalOutcome.COMPLETED, items, (*suppressed, *ranking.dropped), reserve)
 
     # --- sources ------------------------------------------------------------------------
-    async def _fts_candidates(
+    def _read_round(
         self,
         agent: str,
-        query: str,
-        *,
         terms: Sequence[str],
+        *,
         scope_filter: ScopeFilter,
-        source: _Source,
+        fts_limit: int,
         match_mode: MatchMode,
-        deadline: Deadline,
-        cancel: CancellationToken,
-    ) -> tuple[list[Claim], dict[str, int], dict[str, float]]:
-        """Re-validated FTS claims in lexical order, each one's lexical rank and coverage."""
-        if not terms:
-            return [], {}, {}
-        limit = source.limit
-        hits = await self.calls.run(
-            lambda: self._store.search_fts(
-                agent, terms, scope_filter=scope_filter, limit=limit, match_mode=match_mode
-            ),
-            deadline=deadline,
-            cancel=cancel,
-        )
-        source.returned = len(hits)
-        source.saturated = len(hits) >= source.limit
-        ids = [hit.claim_id for hit in hits]
-        claims = list(
-            await self.calls.run(
-                lambda: self._store.list_applicable_by_ids(agent, ids, scope_filter=scope_filter),
-                deadline=deadline,
-                cancel=cancel,
+        vector_ids: Sequence[str],
+        identity: EmbeddingIdentity | None,
+    ) -> _Round:
+        """One round's store reads, in one blocking hop: the FTS hits and their authoritative
+        rows, and the rows of the vector hits ready in the certified identity (R-READ-3)."""
+        store = self._store
+        hits: Sequence[FtsHit] = ()
+        fts_claims: Sequence[Claim] = ()
+        if terms:
+            hits = store.search_fts(
+                agent, terms, scope_filter=scope_filter, limit=fts_limit, match_mode=match_mode
             )
+            ids = [hit.claim_id for hit in hits]
+            fts_claims = store.list_applicable_by_ids(agent, ids, scope_filter=scope_filter)
+        stage = self._infra.monotonic()
+        vector_claims: Sequence[Claim] = ()
+        if vector_ids:
+            vector_claims = store.list_applicable_by_ids(
+                agent, vector_ids, scope_filter=scope_filter, embedding=identity
+            )
+        return _Round(
+            fts_hits=hits,
+            fts_claims=list(fts_claims),
+            vector_claims=vector_claims,
+            revalidation_ms=self._elapsed_ms(stage),
         )
-        scores = {hit.claim_id: hit.rank for hit in hits}
-        lexical = lexical_ranks(query, claims, scores, tokens=self.tokens)
-        return lexical.claims, lexical.ranks, lexical.coverage
 
     async def _query_vector(
         self,
@@ -359,20 +392,20 @@ class RetrievalService:
             return None
         return embedding.vector
 
-    async def _vector_candidates(
+    async def _vector_hits(
         self,
         agent: str,
         *,
         vector: tuple[float, ...] | None,
         certificate: ReadyCertificate | None,
-        scope_filter: ScopeFilter,
         source: _Source,
         degradations: set[Degradation],
         timings: dict[str, float],
         deadline: Deadline,
         cancel: CancellationToken,
-    ) -> list[tuple[Claim, float]] | None:
-        """Re-validated (claim, similarity) pairs; None when the vector path failed."""
+    ) -> list[VectorHit] | None:
+        """The scan's hits at or above the similarity threshold, not yet re-validated; None
+        when the vector path failed."""
         if vector is None or self._index is None or self._index.vectors is None:
             return []
         if certificate is None:
@@ -413,19 +446,7 @@ class RetrievalService:
         source.returned = len(hits)
         # A list cut by the threshold is complete: a deeper scan would only add weaker hits.
         source.saturated = len(hits) >= source.limit and len(kept) == len(hits)
-        identity = certificate.identity
-        stage = self._infra.monotonic()
-        ids = [hit.claim_id for hit in kept]
-        claims = await self.calls.run(
-            lambda: self._store.list_applicable_by_ids(
-                agent, ids, scope_filter=scope_filter, embedding=identity
-            ),
-            deadline=deadline,
-            cancel=cancel,
-        )
-        timings["revalidation"] = timings.get("revalidation", 0.0) + self._elapsed_ms(stage)
-        similarity = {hit.claim_id: hit.similarity for hit in kept}
-        return [(claim, similarity[claim.id]) for claim in claims]
+        return kept
 
     def _grow(self, sources: Sequence[_Source], cap: int, degradations: set[Degradation]) -> bool:
         """Deepen every saturated source ×growth up to the cap; False when none can grow."""

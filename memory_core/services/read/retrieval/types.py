@@ -6,6 +6,7 @@ from enum import StrEnum
 
 import attrs
 
+from memory_core.domain.directives import Directive
 from memory_core.domain.errors import ValidationError
 from memory_core.domain.manifest import Degradation, DroppedItem, StageTimings
 from memory_core.domain.scope import ScopeContext, ScopeFilter, validate_agent_id
@@ -59,6 +60,9 @@ class RetrievalRequest:
     # Ranked items past top-K to hand back as replacements: the turn drops the recalled
     # memories working memory already shows and refills the recall lane from these.
     reserve: int = 0
+    # The agent's active directives, when the caller has just read them for this call (the
+    # turn reads them anyway): suppression uses these instead of reading them again.
+    directives: tuple[Directive, ...] | None = None
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.query, str):
