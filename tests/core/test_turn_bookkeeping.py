@@ -50,7 +50,9 @@ def _manifest(*ids: str) -> SelectionManifest:
     )
 
 
-def _records(store: CountingStore, clock: ManualClock) -> TurnBookkeeping:
+def _records(
+    store: CountingStore, clock: ManualClock, scheduler: AsyncioScheduler | None = None
+) -> TurnBookkeeping:
     return TurnBookkeeping(
         agent_id=A,
         session_id="s1",
@@ -59,7 +61,7 @@ def _records(store: CountingStore, clock: ManualClock) -> TurnBookkeeping:
         calls=InlineCalls(),
         domain_clock=clock,
         infra_clock=clock,
-        scheduler=AsyncioScheduler(),
+        scheduler=scheduler or AsyncioScheduler(),
         seconds=5.0,
     )
 
@@ -135,3 +137,27 @@ def test_a_failing_count_is_logged_and_the_next_window_counts_again(
     asyncio.run(go())
     assert store.counts() == Counter({"y": 1})
     assert "access accounting skipped for agent agent-a: OSError" in caplog.text
+
+
+def test_a_turn_without_a_tape_starts_no_anchor_work() -> None:
+    """R-READ-1: with no anchor writer there is nothing to append, so the turn neither spawns
+    the anchor's task nor waits a loop iteration for it; the access count still follows."""
+    store, clock = CountingStore(), ManualClock()
+    scheduler = AsyncioScheduler()
+    names: list[str] = []
+    spawn = scheduler.spawn
+
+    def watched(work, *, name):  # type: ignore[no-untyped-def]
+        names.append(name)
+        return spawn(work, name=name)
+
+    scheduler.spawn = watched  # type: ignore[method-assign]
+
+    async def go() -> None:
+        records = _records(store, clock, scheduler)
+        await _turns(records, clock, ("x",))
+        await records.drain()
+
+    asyncio.run(go())
+    assert names == [f"memory-access:{A}"]
+    assert store.counts() == Counter({"x": 1})

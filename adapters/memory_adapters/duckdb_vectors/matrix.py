@@ -159,14 +159,16 @@ class ResidentMatrix:
             return []
         count = len(scores)
         if k < count:
-            top = np.argpartition(scores, count - k)[count - k :]
-            threshold = scores[top].min()
-            # Every row tied with the k-th score competes, so the id tie-break is exact.
+            # The k-th largest score by value (a partition without the index array), and
+            # every row tied with it competes, so the id tie-break is exact.
+            threshold = np.partition(scores, count - k)[count - k]
             candidates = np.flatnonzero(scores >= threshold)
         else:
             candidates = np.flatnonzero(scores > -np.inf)
+        ids = self._ids
+        rows = candidates.tolist()
         ranked = sorted(
-            ((float(scores[row]), self._ids[row]) for row in candidates),
+            zip(scores[candidates].tolist(), [ids[row] for row in rows], strict=True),
             key=lambda pair: (-pair[0], pair[1]),
         )
         return [(claim_id, min(1.0, max(-1.0, score))) for score, claim_id in ranked[:k]]

@@ -101,12 +101,13 @@ class TurnBookkeeping:
             await access()
             return ids[0] if ids else None
         self._pending = [handle for handle in self._pending if not handle.done]
-        handle = self._scheduler.spawn(anchor, name=f"memory-anchor:{self._agent_id}")
-        self._pending.append(handle)
-        try:
-            await self._scheduler.run_within(handle.wait, deadline.remaining())
-        except DeadlineExceeded:
-            log.warning("view anchor late for agent %s; written after the turn", self._agent_id)
+        if self._anchors is not None and not manifest.is_empty:  # else nothing to wait for
+            handle = self._scheduler.spawn(anchor, name=f"memory-anchor:{self._agent_id}")
+            self._pending.append(handle)
+            try:
+                await self._scheduler.run_within(handle.wait, deadline.remaining())
+            except DeadlineExceeded:
+                log.warning("view anchor late for agent %s; written after the turn", self._agent_id)
         if selected:
             self._access.update(selected)
             self._access_now = now if self._access_now is None else max(now, self._access_now)
