@@ -178,6 +178,30 @@ def test_bulk_batches_round_trip_exactly_and_large_scans_leave_the_event_loop(
     asyncio.run(scenario())
 
 
+@pytest.mark.parametrize("count", [APPENDER_MAX_ROWS, APPENDER_MAX_ROWS + 1, 100])
+def test_every_write_path_stores_the_exact_float32_rows_and_replaces_by_id(
+    count: int, root: Path, open_store: Opener, calls: Calls
+) -> None:
+    """R-VEC-1: the appender and the registered scan on either side of their threshold
+    write each claim's float32 row bit for bit, under its own id, and a second upsert of
+    the same ids replaces the rows."""
+    first = random_vectors(count, 384, seed=3)
+    second = random_vectors(count, 384, seed=4)
+
+    async def scenario() -> None:
+        store = open_store()
+        await store.upsert("a", WIDE, first, **calls())
+        await store.upsert("a", WIDE, second, **calls())
+        await store.aclose()
+
+    asyncio.run(scenario())
+    with duckdb.connect(str(root / "a.v2.duckdb"), read_only=True) as conn:
+        stored = dict(conn.execute("SELECT memory_id, embedding FROM memory_vector").fetchall())
+    assert sorted(stored) == sorted(second)
+    for claim_id, row in second.items():
+        assert np.array_equal(np.asarray(stored[claim_id], dtype=np.float32), row)
+
+
 def test_stored_rows_that_cannot_be_scanned_are_deleted_and_reported_missing(
     open_store: Opener, calls: Calls, root: Path
 ) -> None:
