@@ -1,0 +1,45 @@
+"""Per-turn helpers as they were before they were made cheaper (issue 15), kept verbatim as
+the reference the equivalence tests compare the current ones with. Test support only."""
+
+from __future__ import annotations
+
+from memory_core.domain.claims import Claim
+from memory_core.domain.temporal import Interval, TemporalKind
+from memory_core.services.read.fusion import Candidate, FusionConstants
+
+__all__ = ["former_jaccard_at_least", "former_period_matches", "former_rrf_term"]
+
+
+def former_period_matches(periods: tuple[Interval, ...], claim: Claim) -> bool:
+    """`QueryPeriods.matches` as it was."""
+    temporal = claim.temporal
+    return any(
+        period.contains(claim.created_at)
+        or (temporal.kind is not TemporalKind.ATEMPORAL and temporal.interval.overlaps(period))
+        for period in periods
+    )
+
+
+def former_jaccard_at_least(left: frozenset[str], right: frozenset[str], threshold: float) -> bool:
+    small, large = len(left), len(right)
+    if small > large:
+        small, large = large, small
+    if not large or small / large < threshold:
+        return False
+    return len(left & right) / len(left | right) >= threshold
+
+
+def former_rrf_term(
+    candidate: Candidate, constants: FusionConstants, *, in_named_period: bool
+) -> float:
+    total = 0.0
+    for rank, weight in (
+        (candidate.fts_rank, 1.0),
+        (candidate.vector_rank, constants.rrf_vector_weight),
+    ):
+        if rank is not None and (constants.rrf_depth is None or rank < constants.rrf_depth):
+            total += weight / (constants.rrf_k + rank + 1)
+    total += constants.weight_coverage * (candidate.coverage or 0.0)
+    if in_named_period:
+        total += constants.weight_period
+    return total
