@@ -3,11 +3,19 @@ the reference the equivalence tests compare the current ones with. Test support 
 
 from __future__ import annotations
 
+import re
+
 from memory_core.domain.claims import Claim
 from memory_core.domain.temporal import Interval, TemporalKind
 from memory_core.services.read.fusion import Candidate, FusionConstants
+from memory_core.services.read.sanitizer import _ASCII_CONTROLS, _drop_invisible, _maybe_invisible
 
-__all__ = ["former_jaccard_at_least", "former_period_matches", "former_rrf_term"]
+__all__ = [
+    "former_jaccard_at_least",
+    "former_period_matches",
+    "former_rrf_term",
+    "former_strip_invisible",
+]
 
 
 def former_period_matches(periods: tuple[Interval, ...], claim: Claim) -> bool:
@@ -43,3 +51,13 @@ def former_rrf_term(
     if in_named_period:
         total += constants.weight_period
     return total
+
+
+_LINE_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x85\u2028\u2029]")
+
+
+def former_strip_invisible(text: str) -> str:
+    unified = _LINE_BREAKS.sub("\n", text)
+    if unified.isascii():
+        return _ASCII_CONTROLS.sub("", unified)
+    return _maybe_invisible().sub(_drop_invisible, unified)

@@ -1,13 +1,18 @@
 """The per-turn helpers made cheaper for issue 15 decide exactly what their former versions
 (tests/core/former_turn_path.py) decided: the near-duplicate test, the rank evidence of a
-candidate and whether a claim falls in a period the query names, over generated inputs
-(R-READ-8, R-TIME-3)."""
+candidate, whether a claim falls in a period the query names and what the sanitiser strips
+before it matches, over generated inputs (R-READ-6, R-READ-8, R-TIME-3)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from former_turn_path import former_jaccard_at_least, former_period_matches, former_rrf_term
+from former_turn_path import (
+    former_jaccard_at_least,
+    former_period_matches,
+    former_rrf_term,
+    former_strip_invisible,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +20,7 @@ from memory_core.domain.claims import Claim, ClaimKind
 from memory_core.domain.temporal import Interval, Precision, TemporalKind, TemporalMetadata
 from memory_core.domain.temporal_query import QueryPeriods
 from memory_core.services.read.fusion import Candidate, rrf_term
+from memory_core.services.read.sanitizer import sanitize, strip_invisible
 from memory_core.services.read.scoring import ScoringPolicy, _jaccard_at_least
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -123,3 +129,23 @@ def test_a_claim_falls_in_repeated_periods_as_it_did(
     named = QueryPeriods(periods=periods)
     assert named.matches(claim) is former_period_matches(periods, claim)
     assert named == QueryPeriods(periods=periods) and named.periods == periods
+
+
+# Line breaks of every kind, C0 controls and DEL, format characters, variation selectors,
+# look-alikes and template tokens among plain words.
+_PIECES = st.sampled_from(
+    [
+        "plain words ", "x", "\r\n", "\r", "\n", "\x0b", "\x0c", "\x85", "\u2028", "\u2029",
+        "\t", "\x00", "\x1f", "\x7f", "\u200b", "\u00ad", "\ufe0f", "\U000e0041", "é",
+        "<|im_start|>", "</context-data>", "```", "# ", "system:", "日本語", "\uff1c", "\U0001f600",
+    ]
+)  # fmt: skip
+_STORED = st.lists(_PIECES, max_size=30).map("".join) | st.text(max_size=80)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=_STORED)
+def test_stored_text_is_stripped_and_sanitised_as_it_was(text: str) -> None:
+    stripped = strip_invisible(text)
+    assert stripped == former_strip_invisible(text)
+    assert sanitize(text) == sanitize(stripped)  # idempotent over the stripped form
