@@ -3,14 +3,22 @@ the reference the equivalence tests compare the current ones with. Test support 
 
 from __future__ import annotations
 
+import math
 import re
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
 
 from memory_core.domain.claims import Claim
 from memory_core.domain.temporal import Interval, TemporalKind
+from memory_core.services.read.claim_tokens import ClaimTokenCache
 from memory_core.services.read.fusion import Candidate, FusionConstants
+from memory_core.services.read.keywords import _WORD, ENGLISH_STOPWORDS, stem
 from memory_core.services.read.sanitizer import _ASCII_CONTROLS, _drop_invisible, _maybe_invisible
 
 __all__ = [
+    "former_coverage",
+    "former_coverage_tokens",
     "former_jaccard_at_least",
     "former_period_matches",
     "former_rrf_term",
@@ -61,3 +69,31 @@ def former_strip_invisible(text: str) -> str:
     if unified.isascii():
         return _ASCII_CONTROLS.sub("", unified)
     return _maybe_invisible().sub(_drop_invisible, unified)
+
+
+def former_coverage_tokens(text: str) -> frozenset[str]:
+    runs = _WORD.findall(unicodedata.normalize("NFKC", text).lower())
+    if text.isascii():
+        return frozenset([stem(run) for run in runs if run not in ENGLISH_STOPWORDS])
+    tokens: set[str] = set()
+    for run in runs:
+        if run[0].isascii():
+            if run not in ENGLISH_STOPWORDS:
+                tokens.add(stem(run))
+        elif len(run) == 1:
+            tokens.add(run)
+        else:
+            tokens.update(run[i : i + 2] for i in range(len(run) - 1))
+    return frozenset(tokens)
+
+
+def former_coverage(
+    query: str, claims: Sequence[Claim], cache: ClaimTokenCache
+) -> dict[str, float]:
+    """`lexical_rank._coverage` as it was."""
+    wanted = former_coverage_tokens(query)
+    tokens = {claim.id: wanted & cache.coverage(claim) for claim in claims}
+    frequency = Counter(token for found in tokens.values() for token in found)
+    weight = {token: math.log(1 + len(claims) / max(1, frequency[token])) for token in wanted}
+    total = sum(weight.values()) or 1.0
+    return {cid: sum(weight[token] for token in found) / total for cid, found in tokens.items()}

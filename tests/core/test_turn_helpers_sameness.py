@@ -1,13 +1,17 @@
 """The per-turn helpers made cheaper for issue 15 decide exactly what their former versions
 (tests/core/former_turn_path.py) decided: the near-duplicate test, the rank evidence of a
-candidate, whether a claim falls in a period the query names and what the sanitiser strips
-before it matches, over generated inputs (R-READ-6, R-READ-8, R-TIME-3)."""
+candidate, a candidate's coverage of the query, whether a claim falls in a period the query
+names and what the sanitiser strips before it matches, over generated inputs (R-READ-6,
+R-READ-8, R-TIME-3)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import attrs
 from former_turn_path import (
+    former_coverage,
+    former_coverage_tokens,
     former_jaccard_at_least,
     former_period_matches,
     former_rrf_term,
@@ -19,7 +23,10 @@ from hypothesis import strategies as st
 from memory_core.domain.claims import Claim, ClaimKind
 from memory_core.domain.temporal import Interval, Precision, TemporalKind, TemporalMetadata
 from memory_core.domain.temporal_query import QueryPeriods
+from memory_core.services.read.claim_tokens import ClaimTokenCache
 from memory_core.services.read.fusion import Candidate, rrf_term
+from memory_core.services.read.keywords import coverage_tokens
+from memory_core.services.read.lexical_rank import _coverage
 from memory_core.services.read.sanitizer import sanitize, strip_invisible
 from memory_core.services.read.scoring import ScoringPolicy, _jaccard_at_least
 
@@ -149,3 +156,25 @@ def test_stored_text_is_stripped_and_sanitised_as_it_was(text: str) -> None:
     stripped = strip_invisible(text)
     assert stripped == former_strip_invisible(text)
     assert sanitize(text) == sanitize(stripped)  # idempotent over the stripped form
+
+
+_TEXT_WORDS = st.sampled_from(
+    [
+        "deploys", "deployed", "release", "the", "policy", "1", "12", "v1.2", "CHANGES", "what",
+        "日本語", "語", "ｆｕｌｌ", "é", "naïve", "x_y", "it's", "\u212a", "2024-05-01", "a",
+    ]
+)  # fmt: skip
+_PHRASE = st.lists(_TEXT_WORDS, max_size=25).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(query=_PHRASE | st.text(max_size=60), contents=st.lists(_PHRASE, min_size=1, max_size=8))
+def test_coverage_of_the_query_is_the_former_one(query: str, contents: list[str]) -> None:
+    assert coverage_tokens(query) == former_coverage_tokens(query)
+    claims = [_claim(NOW, None) for _ in contents]
+    claims = [
+        attrs.evolve(claim, id=f"c{index}", content=content or "x")
+        for index, (claim, content) in enumerate(zip(claims, contents, strict=True))
+    ]
+    expected = former_coverage(query, claims, ClaimTokenCache())
+    assert _coverage(query, claims, ClaimTokenCache()) == expected  # the same floats
