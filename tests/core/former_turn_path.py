@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from memory_core.domain.claims import Claim
 from memory_core.domain.temporal import Interval, TemporalKind
+from memory_core.domain.tokens import is_cjk_like
 from memory_core.services.read.claim_tokens import ClaimTokenCache
 from memory_core.services.read.fusion import Candidate, FusionConstants
 from memory_core.services.read.keywords import _WORD, ENGLISH_STOPWORDS, stem
@@ -23,6 +24,7 @@ __all__ = [
     "former_period_matches",
     "former_rrf_term",
     "former_strip_invisible",
+    "former_token_set",
 ]
 
 
@@ -97,3 +99,13 @@ def former_coverage(
     weight = {token: math.log(1 + len(claims) / max(1, frequency[token])) for token in wanted}
     total = sum(weight.values()) or 1.0
     return {cid: sum(weight[token] for token in found) / total for cid, found in tokens.items()}
+
+
+def former_token_set(text: str) -> frozenset[str]:
+    tokens: set[str] = set()
+    for word in re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", text).casefold()):
+        if len(word) > 1 and not word.isascii() and any(is_cjk_like(char) for char in word):
+            tokens.update(word[i : i + 2] for i in range(len(word) - 1))
+        else:
+            tokens.add(word)
+    return frozenset(tokens)

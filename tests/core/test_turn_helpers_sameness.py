@@ -16,6 +16,7 @@ from former_turn_path import (
     former_period_matches,
     former_rrf_term,
     former_strip_invisible,
+    former_token_set,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 from memory_core.domain.claims import Claim, ClaimKind
 from memory_core.domain.temporal import Interval, Precision, TemporalKind, TemporalMetadata
 from memory_core.domain.temporal_query import QueryPeriods
-from memory_core.services.read.claim_tokens import ClaimTokenCache
+from memory_core.services.read.claim_tokens import ClaimTokenCache, token_set
 from memory_core.services.read.fusion import Candidate, rrf_term
 from memory_core.services.read.keywords import coverage_tokens
 from memory_core.services.read.lexical_rank import _coverage
@@ -162,6 +163,7 @@ _TEXT_WORDS = st.sampled_from(
     [
         "deploys", "deployed", "release", "the", "policy", "1", "12", "v1.2", "CHANGES", "what",
         "日本語", "語", "ｆｕｌｌ", "é", "naïve", "x_y", "it's", "\u212a", "2024-05-01", "a",
+        "Straße", "ＡＢＣ", "İstanbul", "한국어",
     ]
 )  # fmt: skip
 _PHRASE = st.lists(_TEXT_WORDS, max_size=25).map(" ".join)
@@ -171,6 +173,7 @@ _PHRASE = st.lists(_TEXT_WORDS, max_size=25).map(" ".join)
 @given(query=_PHRASE | st.text(max_size=60), contents=st.lists(_PHRASE, min_size=1, max_size=8))
 def test_coverage_of_the_query_is_the_former_one(query: str, contents: list[str]) -> None:
     assert coverage_tokens(query) == former_coverage_tokens(query)
+    assert token_set(query) == former_token_set(query)  # the near-duplicate words too
     claims = [_claim(NOW, None) for _ in contents]
     claims = [
         attrs.evolve(claim, id=f"c{index}", content=content or "x")
