@@ -32,6 +32,7 @@ TEXTS = [
     "since on May 5, in in 3 days, (on Friday) x-on Monday, 12-2024-01-02, 2024-01-0233",
     "on\tMay\n5th,\x1c2025 and by\x1fJune; February 30th, or Feb 29 2027 then March 1",
     "mayday Mondays todays the5th of may 32 may 31st 2024_ 5_ of June _2024 in 1000 years",
+    "see 9999-99-99",  # its only digit is a 9
 ]
 
 
