@@ -104,8 +104,13 @@ class Keyword:
     position: int
 
 
+# A run is ASCII (`_TOKEN`'s ascii group), where `str.isdigit` is 0-9: one class search
+# instead of three tests per character in Python.
+_CODE_CHAR = re.compile(f"[0-9_{re.escape(_CODE_PUNCTUATION)}]")
+
+
 def _is_code(run: str) -> bool:
-    return any(char.isdigit() or char == "_" or char in _CODE_PUNCTUATION for char in run)
+    return _CODE_CHAR.search(run) is not None
 
 
 def _ascii_candidate(run: str, position: int) -> Keyword | None:
