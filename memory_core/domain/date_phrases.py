@@ -112,9 +112,11 @@ _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>\d{4})"
 
-_PREFIX = (
-    r"(?:(?P<prefix>since|after|until|till|til|through|thru|by|before|from|to|on|in|during)\s+)?"
-)
+_PREFIX_WORDS = (
+    "since", "after", "until", "till", "til", "through", "thru", "by", "before", "from", "to",
+    "on", "in", "during",
+)  # fmt: skip
+_PREFIX = r"(?:(?P<prefix>" + "|".join(_PREFIX_WORDS) + r")\s+)?"
 SINCE_PREFIXES = {"since", "after"}
 UNTIL_PREFIXES = {"until", "till", "til", "through", "thru", "by", "before"}
 # A range opens with one of these and closes with an until-prefix or "to".
@@ -272,59 +274,150 @@ def _pattern(base: str, *, end: str = r"\b", start: str = r"\b") -> re.Pattern[s
 
 
 _UNITS = ("day", "week", "month", "year")
-_DIGITS = tuple("0123456789")
+_UNIT_WORDS = (*_UNITS, *(unit + "s" for unit in _UNITS))
+_WHICH = ("this", "next", "last")
+# The key of a word (a maximal `\w` run) of the text: lowercased when it is ASCII; a word
+# starting with an ASCII digit (a number, a day, a year) is `_DIGIT`, and a word holding
+# anything else (a fullwidth letter, a Kelvin sign IGNORECASE reads as "k", a CJK run) is
+# `_ANY`, which every pattern may need and open with.
+_DIGIT = "#"
+_ANY = "*"
 
-# Each pattern with the words one of which it cannot match without (lowercase): an ASCII
-# text holding none of them is not scanned by it. Nearly every message of a conversation
-# names no date, and trying the prefix alternation at each word boundary of it, pattern by
-# pattern, was most of the rules extractor's time (issue 15); a substring test is not.
-_PATTERNS: tuple[tuple[re.Pattern[str], _Handler, tuple[str, ...]], ...] = (
+
+def _keys(*words: str) -> frozenset[str]:
+    return frozenset((*words, _ANY))
+
+
+# Each pattern with two sets of word keys. The words one of which it cannot match without:
+# a text holding none of them is not scanned by it — nearly every message names no date.
+# And the words its match can open with after the prefix: every alternative is a whole
+# word of the text (each is followed by a space, a `\b` or a comma, and one opening the
+# match stands at a word boundary), so a match starts at such a word or at a prefix word
+# right before one.
+_PATTERNS: tuple[tuple[re.Pattern[str], _Handler, frozenset[str], frozenset[str]], ...] = (
     (
         _pattern(r"(?P<word>today|tonight|tomorrow|yesterday)"),
         _relative_word,
-        ("today", "tonight", "tomorrow", "yesterday"),
+        _keys("today", "tonight", "tomorrow", "yesterday"),
+        _keys("today", "tonight", "tomorrow", "yesterday"),
     ),
     (
         _pattern(r"(?P<which>this|next|last)\s+(?P<period>week|month|year)"),
         _relative_period,
-        ("week", "month", "year"),
+        _keys("week", "month", "year"),
+        _keys(*_WHICH),
     ),
-    (_pattern(r"(?:(?P<which>this|next|last)\s+)?" + _WEEKDAY), _weekday, _WEEKDAYS),
-    (_pattern(rf"in\s+{_NUM}\s+{_UNIT}"), _offset, _UNITS),
-    (_pattern(rf"{_NUM}\s+{_UNIT}\s+from\s+now"), _offset, _UNITS),
-    (_pattern(rf"{_NUM}\s+{_UNIT}\s+(?P<ago>ago)"), _offset, _UNITS),
+    (
+        _pattern(r"(?:(?P<which>this|next|last)\s+)?" + _WEEKDAY),
+        _weekday,
+        _keys(*_WEEKDAYS),
+        _keys(*_WHICH, *_WEEKDAYS),
+    ),
+    (_pattern(rf"in\s+{_NUM}\s+{_UNIT}"), _offset, _keys(*_UNIT_WORDS), _keys("in")),
+    (
+        _pattern(rf"{_NUM}\s+{_UNIT}\s+from\s+now"),
+        _offset,
+        _keys(*_UNIT_WORDS),
+        _keys(*_NUMBER_WORDS, _DIGIT),
+    ),
+    (
+        _pattern(rf"{_NUM}\s+{_UNIT}\s+(?P<ago>ago)"),
+        _offset,
+        _keys(*_UNIT_WORDS),
+        _keys(*_NUMBER_WORDS, _DIGIT),
+    ),
     (
         _pattern(rf"(?:the\s+)?{_DAY}(?:\s+of)?\s+{_MONTH}(?:,?\s+{_YEAR})?"),
         _calendar_day,
-        tuple(_MONTHS),
+        _keys(*_MONTHS),
+        _keys("the", _DIGIT),
     ),
     (
         _pattern(rf"{_MONTH}\s+(?:the\s+)?{_DAY}(?:,?\s+{_YEAR})?"),
         _calendar_day,
-        tuple(_MONTHS),
+        _keys(*_MONTHS),
+        _keys(*_MONTHS),
     ),
-    (_pattern(rf"{_MONTH}(?:,?\s+{_YEAR})?"), _calendar_month, tuple(_MONTHS)),
+    (
+        _pattern(rf"{_MONTH}(?:,?\s+{_YEAR})?"),
+        _calendar_month,
+        _keys(*_MONTHS),
+        _keys(*_MONTHS),
+    ),
     (
         _pattern(r"(?<![\d-])(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})", end=r"(?![\d-])"),
         _iso_date,
-        _DIGITS,
+        _keys(_DIGIT),
+        _keys(_DIGIT),
     ),
-    (_pattern(r"(?P<year>1[89]\d\d|2[01]\d\d)"), _calendar_year, _DIGITS),
+    (
+        _pattern(r"(?P<year>1[89]\d\d|2[01]\d\d)"),
+        _calendar_year,
+        _keys(_DIGIT),
+        _keys(_DIGIT),
+    ),
 )
+_PREFIXES = frozenset(_PREFIX_WORDS)
+# Every word some pattern needs, and the digits: an ASCII text holding none of them even as
+# a substring holds none as a word, and is not split into words at all — nearly every
+# message of a conversation names no date (the rules extractor reads them all).
+_NEEDED = (
+    *"0123456789",
+    *sorted(set().union(*(needs for _, _, needs, _ in _PATTERNS)) - {_DIGIT, _ANY}),
+)
+_OPENERS = _PREFIXES.union(*(opens for *_, opens in _PATTERNS))
+_RUN = re.compile(r"\w+")
 
 
-def _scanned(text: str) -> list[tuple[re.Pattern[str], _Handler]]:
-    """The patterns that may match `text`. Only for ASCII text, where lowercasing is exact
-    and `\\d` is 0-9; any other text (fullwidth digits, a Kelvin sign that IGNORECASE reads
-    as "k") gets every pattern."""
-    if not text.isascii():
-        return [(pattern, handler) for pattern, handler, _ in _PATTERNS]
-    lowered = text.lower()
-    return [
-        (pattern, handler)
-        for pattern, handler, needs in _PATTERNS
-        if any(word in lowered for word in needs)
+def _key(word: str) -> str:
+    if not word.isascii():
+        return _ANY
+    return _DIGIT if word[0].isdigit() else word.lower()
+
+
+def _words(text: str) -> list[tuple[int, str]]:
+    """Each word of `text`: where it starts and its key."""
+    if text.isascii():  # lowercasing keeps every offset: one pass, no call per word
+        return [
+            (m.start(), _DIGIT if (word := m.group())[0].isdigit() else word)
+            for m in _RUN.finditer(text.lower())
+        ]
+    return [(m.start(), _key(m.group())) for m in _RUN.finditer(text)]
+
+
+def _matches(text: str) -> list[tuple[re.Match[str], _Handler]]:
+    """Every pattern's matches, as `pattern.finditer(text)` finds them, pattern by pattern.
+
+    A pattern is tried only at the words it can start at: a pasted page has hundreds of
+    word boundaries, and trying eleven patterns' prefix alternation at each of them was
+    1.9 ms of a turn (issue 15). Left to right, each match from where the previous one
+    ended, this finds what `finditer` finds: that tries every other position too, but
+    none of those can start a match."""
+    if text.isascii():
+        lowered = text.lower()
+        if not any(word in lowered for word in _NEEDED):
+            return []
+    words = _words(text)
+    present = {key for _, key in words}
+    # Each word a match may start at, and for a prefix word the key of the word after it.
+    anchors = [
+        (start, key, words[index + 1][1] if key in _PREFIXES and index + 1 < len(words) else None)
+        for index, (start, key) in enumerate(words)
+        if key in _OPENERS
     ]
+    found: list[tuple[re.Match[str], _Handler]] = []
+    for pattern, handler, needs, opens in _PATTERNS:
+        if needs.isdisjoint(present):
+            continue
+        until = 0
+        for start, key, after in anchors:
+            if start < until or not (key in opens or after in opens):
+                continue
+            m = pattern.match(text, start)
+            if m is not None:
+                found.append((m, handler))
+                until = m.end()
+    return found
 
 
 _PRECISION_ORDER = tuple(Precision)
@@ -341,10 +434,7 @@ class PhraseMatch:
 
 
 def _candidates(text: str, today: date, prefer: Prefer) -> list[PhraseMatch]:
-    matches = sorted(
-        ((m, handler) for pattern, handler in _scanned(text) for m in pattern.finditer(text)),
-        key=lambda item: (item[0].start(), -item[0].end()),
-    )
+    matches = sorted(_matches(text), key=lambda item: (item[0].start(), -item[0].end()))
     chosen: list[PhraseMatch] = []
     taken_until = 0
     for m, handler in matches:

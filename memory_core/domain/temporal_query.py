@@ -30,17 +30,27 @@ class QueryPeriods:
     """Half-open UTC periods named in one query; empty when it names none."""
 
     periods: tuple[Interval, ...] = ()
+    # Each period once, first occurrence first: a pasted page names "on Saturday" a dozen
+    # times, and every candidate of the turn is matched against the periods (issue 15).
+    _distinct: tuple[Interval, ...] = attrs.field(
+        init=False,
+        eq=False,
+        repr=False,
+        default=attrs.Factory(lambda self: tuple(dict.fromkeys(self.periods)), takes_self=True),
+    )
 
     def __bool__(self) -> bool:
         return bool(self.periods)
 
     def matches(self, claim: Claim) -> bool:
         """Whether the claim was recorded in, or holds during, one of the periods."""
+        created = claim.created_at
         temporal = claim.temporal
+        if temporal.kind is TemporalKind.ATEMPORAL:  # no validity window to overlap
+            return any(period.contains(created) for period in self._distinct)
         return any(
-            period.contains(claim.created_at)
-            or (temporal.kind is not TemporalKind.ATEMPORAL and temporal.interval.overlaps(period))
-            for period in self.periods
+            period.contains(created) or temporal.interval.overlaps(period)
+            for period in self._distinct
         )
 
 

@@ -50,6 +50,14 @@ def test_terms_are_lowercased_and_deduplicated_at_first_occurrence() -> None:
     assert keywords[0].position == 0
 
 
+@pytest.mark.parametrize("char", [*"0123456789_", *".:/@#+-"])
+def test_any_digit_underscore_or_code_punctuation_makes_a_code_term(char: str) -> None:
+    # A code term needs two characters, a plain word three and no stopword: "on" + the
+    # character is a term only as code.
+    (keyword,) = extract_keywords(f"on{char}x")
+    assert keyword.kind is TermKind.CODE
+
+
 def test_length_rules_ascii_three_code_two() -> None:
     assert search_terms("go to ok v2 k8") == ("v2", "k8")
     assert search_terms("tea") == ("tea",)

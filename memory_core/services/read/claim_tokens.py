@@ -34,12 +34,16 @@ DEFAULT_TOKEN_BUDGET = 2_000_000
 
 
 _WORD = re.compile(r"[^\W_]+")
+_ASCII_WORD = re.compile(r"[a-z0-9]+")  # `_WORD` in casefolded ASCII text
 
 
 def token_set(text: str) -> frozenset[str]:
     """Lowercased word tokens for near-duplicate detection; CJK words become character bigrams."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    if folded.isascii():  # every word is ASCII: no word to look at char by char
+        return frozenset(_ASCII_WORD.findall(folded))
     tokens: set[str] = set()
-    for word in _WORD.findall(unicodedata.normalize("NFKC", text).casefold()):
+    for word in _WORD.findall(folded):
         # An ASCII word holds no CJK character: only the others are looked at char by char.
         if len(word) > 1 and not word.isascii() and any(is_cjk_like(char) for char in word):
             tokens.update(word[i : i + 2] for i in range(len(word) - 1))

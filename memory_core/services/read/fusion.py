@@ -161,13 +161,16 @@ def set_aside_distant_vectors(
 
 def rrf_term(candidate: Candidate, constants: FusionConstants, *, in_named_period: bool) -> float:
     """The candidate's rank evidence: reciprocal ranks, lexical coverage and a named period."""
+    # Unrolled over the two sources (the terms are added in the same order): it runs for
+    # every candidate of every turn.
+    depth, k = constants.rrf_depth, constants.rrf_k
     total = 0.0
-    for rank, weight in (
-        (candidate.fts_rank, 1.0),
-        (candidate.vector_rank, constants.rrf_vector_weight),
-    ):
-        if rank is not None and (constants.rrf_depth is None or rank < constants.rrf_depth):
-            total += weight / (constants.rrf_k + rank + 1)
+    rank = candidate.fts_rank
+    if rank is not None and (depth is None or rank < depth):
+        total += 1.0 / (k + rank + 1)
+    rank = candidate.vector_rank
+    if rank is not None and (depth is None or rank < depth):
+        total += constants.rrf_vector_weight / (k + rank + 1)
     total += constants.weight_coverage * (candidate.coverage or 0.0)
     if in_named_period:
         # The query names a period the claim was recorded in or holds during: evidence the

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from itertools import chain
 
 import attrs
 
@@ -51,10 +52,18 @@ def _coverage(query: str, claims: Sequence[Claim], cache: ClaimTokenCache) -> di
     topic — decides nothing, a number or name only one row has decides a lot."""
     wanted = coverage_tokens(query)
     tokens = {claim.id: wanted & cache.coverage(claim) for claim in claims}
-    frequency = Counter(token for found in tokens.values() for token in found)
-    weight = {token: math.log(1 + len(claims) / max(1, frequency[token])) for token in wanted}
+    frequency = Counter(chain.from_iterable(tokens.values())).get
+    count = len(claims)
+    # A pasted query has a hundred words, most in no candidate: their weight is one value.
+    unseen = math.log(1 + count / max(1, 0))
+    weight = {
+        token: unseen if (seen := frequency(token)) is None else math.log(1 + count / max(1, seen))
+        for token in wanted
+    }
     total = sum(weight.values()) or 1.0
-    return {cid: sum(weight[token] for token in found) / total for cid, found in tokens.items()}
+    # Summed in the same order as before (each found set's own), so the floats are the same.
+    of = weight.__getitem__
+    return {cid: sum(map(of, found)) / total for cid, found in tokens.items()}
 
 
 def _shared_ranks(

@@ -55,6 +55,7 @@ __all__ = ["ZWSP", "find_control_sequences", "sanitize", "strip_invisible"]
 ZWSP = "\u200b"
 
 _LINE_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x85\u2028\u2029]")
+_BREAK_CHARS = re.compile("[\r\x0b\x0c\x85\u2028\u2029]")  # one stands in every line break
 
 # Look-alikes a model (or an NFKC-normalising tokenizer) reads as the ASCII character.
 _LT = "[<\uff1c\ufe64]"
@@ -132,7 +133,12 @@ def _drop_invisible(match: re.Match[str]) -> str:
 
 def strip_invisible(text: str) -> str:
     """Unify line breaks to `\\n`, then drop format/control characters and variation selectors."""
-    unified = _LINE_BREAKS.sub("\n", text)
+    if text.isascii() and _ASCII_CONTROLS.search(text) is None:
+        # Nearly every stored text: no break to unify (ASCII ones are controls) and nothing
+        # to drop. One scan for a character class instead of the line-break alternation,
+        # which a regular expression tries at every position (most of sanitising it).
+        return text
+    unified = _LINE_BREAKS.sub("\n", text) if _BREAK_CHARS.search(text) else text
     # The characters `_is_invisible` names, found by one scan instead of asked one by one
     # (that was most of sanitising a long text): in ASCII the C0 controls and DEL.
     if unified.isascii():

@@ -23,6 +23,7 @@ applies first, before any access accounting.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable
 from datetime import datetime
 
@@ -358,6 +359,10 @@ def _scored(
     return scored
 
 
+# combined DESC, final DESC, id ASC: the first three fields of an entry.
+_SORT_KEY = operator.itemgetter(0, 1, 2)
+
+
 def _jaccard_at_least(left: frozenset[str], right: frozenset[str], threshold: float) -> bool:
     # |A ∩ B| <= min and |A ∪ B| >= max, so min/max bounds the Jaccard index from above:
     # below the threshold the sets are no near-duplicates and need no intersection (float
@@ -367,7 +372,9 @@ def _jaccard_at_least(left: frozenset[str], right: frozenset[str], threshold: fl
         small, large = large, small
     if not large or small / large < threshold:
         return False
-    return len(left & right) / len(left | right) >= threshold
+    # |A ∪ B| = |A| + |B| − |A ∩ B|, an exact integer: one set operation instead of two.
+    shared = len(left & right)
+    return shared / (small + large - shared) >= threshold
 
 
 def rank_candidates(
@@ -407,15 +414,15 @@ def rank_candidates(
         periods=periods or QueryPeriods(),
         dropped=dropped,
     )
-    # combined DESC, final DESC, id ASC; ids are unique after the merge, so no comparison
-    # goes past the id.
-    scored.sort(key=lambda entry: entry[:3])
+    # Ids are unique after the merge, so no comparison goes past the id.
+    scored.sort(key=_SORT_KEY)
 
     kept: list[ScoredItem] = []
     # Kinds keep their own semantics (R-DOM-1): an episodic record and a semantic fact with
-    # the same words are both kept; duplicates collapse within a kind.
+    # the same words are both kept; duplicates collapse within a kind, so each kind's kept
+    # token sets are listed apart (in the order kept) and a candidate meets only its own.
     kept_canonical: set[tuple[ClaimKind, str]] = set()
-    kept_tokens: list[tuple[ClaimKind, frozenset[str]]] = []
+    kept_tokens: dict[ClaimKind, list[frozenset[str]]] = {}
     threshold = policy.duplicate_jaccard
     for _, _, _, candidate, assessment, terms in scored:
         if top_k is not None and len(kept) >= top_k:
@@ -423,13 +430,13 @@ def rank_candidates(
         claim = candidate.claim
         kind = claim.kind
         canonical, words = cache.collapse(claim)
+        same_kind = kept_tokens.setdefault(kind, [])
         if (kind, canonical) in kept_canonical or any(
-            other_kind is kind and _jaccard_at_least(words, other, threshold)
-            for other_kind, other in kept_tokens
+            _jaccard_at_least(words, other, threshold) for other in same_kind
         ):
             dropped.append(DroppedItem(id=claim.id, kind=kind, reason=DropReason.DUPLICATE))
             continue
         kept.append(_item(candidate, assessment, terms))
         kept_canonical.add((kind, canonical))
-        kept_tokens.append((kind, words))
+        same_kind.append(words)
     return Ranking(items=tuple(kept), dropped=tuple(dropped))
