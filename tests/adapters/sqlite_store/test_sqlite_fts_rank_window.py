@@ -70,6 +70,7 @@ def test_the_window_answers_what_the_full_statement_answers(  # noqa: PLR0917
     scope_filter: ScopeFilter,
     terms: tuple[str, ...],
 ) -> None:
+    """R-READ-3: same hits, order and scores as every match joined, whatever the window."""
     _seed(store, clock, make_draft)
     monkeypatch.setattr(fts, "_RANK_WINDOW_FACTOR", factor)
     query = LexicalQuery(
