@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_core.domain import date_phrases
 from memory_core.domain.date_phrases import match_phrases
+from memory_core.domain.date_phrases import scan as date_phrases
 
 TODAY = date(2026, 3, 10)
 TEXTS = [

@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 import pytest
 
-from memory_adapters.sqlite_store import ApswClaimStore, fts
+from memory_adapters.sqlite_store import ApswClaimStore
+from memory_adapters.sqlite_store.fts import search as fts
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
 from memory_core.domain.scope import Scope, ScopeContext, ScopeFilter

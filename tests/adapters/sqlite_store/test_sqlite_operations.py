@@ -119,7 +119,10 @@ def test_an_owner_token_collision_never_leaks_another_agents_rows(
 ) -> None:
     """R-READ-3, R-SCOPE-1, R-PRIV-2: even if every agent's owner hash collided into one FTS
     table, the join on the real agent_id before LIMIT keeps results exact and complete."""
-    monkeypatch.setattr(fts, "owner_table", lambda agent_id: "agent_memory_fts_0123456789abcdef")
+    for module in (fts, fts.mirror, fts.search):  # every name the store reaches it by
+        monkeypatch.setattr(
+            module, "owner_table", lambda agent_id: "agent_memory_fts_0123456789abcdef"
+        )
     store = open_store()
     for i in range(100):
         _add(store, clock, f"salsa salsa salsa lesson {i}", agent_id=B, importance=1.0)

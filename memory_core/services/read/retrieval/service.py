@@ -24,10 +24,8 @@ import logging
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-import attrs
-
 from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.domain.claims import Claim, EmbeddingIdentity
+from memory_core.domain.claims import Claim
 from memory_core.domain.directives import Directive, DirectiveKind, DirectiveStatus
 from memory_core.domain.errors import (
     ClearInProgress,
@@ -47,7 +45,6 @@ from memory_core.ports.claims import (
     ClaimSearch,
     ClearStatus,
     DirectiveReader,
-    FtsHit,
     MatchMode,
 )
 from memory_core.ports.clock import DomainClock, InfraClock
@@ -58,6 +55,7 @@ from memory_core.services.read.fusion import Candidate, candidates_from_lists
 from memory_core.services.read.keywords import bounded_query, search_terms
 from memory_core.services.read.lexical_rank import lexical_ranks
 from memory_core.services.read.retrieval.failures import QUERY_DEGRADATIONS, store_failure
+from memory_core.services.read.retrieval.rounds import Source, grow, read_round
 from memory_core.services.read.retrieval.types import (
     RetrievalDiagnostics,
     RetrievalOutcome,
@@ -86,25 +84,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-
-@attrs.define
-class _Source:
-    """One candidate source's state across refills."""
-
-    limit: int
-    returned: int = 0
-    saturated: bool = False
-
-
-@attrs.frozen
-class _Round:
-    """What one round's blocking hop read."""
-
-    fts_hits: Sequence[FtsHit]
-    fts_claims: list[Claim]
-    vector_claims: Sequence[Claim]
-    revalidation_ms: float  # of the vector hits (the FTS hits' is part of the search)
 
 
 @runtime_checkable
@@ -218,8 +197,8 @@ class RetrievalService:
         deep = purpose.mode is TemporalMode.CURRENT or bool(directives) or bool(periods)
         candidate_limit = top_k * (4 if deep else 2)
         cap = self._settings.candidate_cap_per_source
-        fts = _Source(limit=min(candidate_limit, cap))
-        vec = _Source(limit=min(self._settings.vector_initial_limit, candidate_limit * 2, cap))
+        fts = Source(limit=min(candidate_limit, cap))
+        vec = Source(limit=min(self._settings.vector_initial_limit, candidate_limit * 2, cap))
         query_vector = await self._query_vector(
             agent,
             query,
@@ -255,7 +234,9 @@ class RetrievalService:
                 # hop is a loop turn, or a thread round trip).
                 found = await self.calls.run(
                     functools.partial(
-                        self._read_round,
+                        read_round,
+                        self._store,
+                        self._infra,
                         agent,
                         terms,
                         scope_filter=scope_filter,
@@ -291,8 +272,11 @@ class RetrievalService:
                 kept, suppressed = candidates, ()
             counts["suppressed"] = len(suppressed)
             eligible = sum(1 for candidate in kept if verdicts.eligible(candidate.claim))
-            if eligible >= top_k or not self._grow(
-                (fts, vec) if query_vector is not None else (fts,), cap, degradations
+            if eligible >= top_k or not grow(
+                (fts, vec) if query_vector is not None else (fts,),
+                cap=cap,
+                growth=self._settings.refill_growth,
+                degradations=degradations,
             ):
                 break
             counts["refills"] += 1
@@ -326,41 +310,6 @@ class RetrievalService:
         return finish(RetrievalOutcome.COMPLETED, items, (*suppressed, *ranking.dropped), reserve)
 
     # --- sources ------------------------------------------------------------------------
-    def _read_round(
-        self,
-        agent: str,
-        terms: Sequence[str],
-        *,
-        scope_filter: ScopeFilter,
-        fts_limit: int,
-        match_mode: MatchMode,
-        vector_ids: Sequence[str],
-        identity: EmbeddingIdentity | None,
-    ) -> _Round:
-        """One round's store reads, in one blocking hop: the FTS hits and their authoritative
-        rows, and the rows of the vector hits ready in the certified identity (R-READ-3)."""
-        store = self._store
-        hits: Sequence[FtsHit] = ()
-        fts_claims: Sequence[Claim] = ()
-        if terms:
-            hits = store.search_fts(
-                agent, terms, scope_filter=scope_filter, limit=fts_limit, match_mode=match_mode
-            )
-            ids = [hit.claim_id for hit in hits]
-            fts_claims = store.list_applicable_by_ids(agent, ids, scope_filter=scope_filter)
-        stage = self._infra.monotonic()
-        vector_claims: Sequence[Claim] = ()
-        if vector_ids:
-            vector_claims = store.list_applicable_by_ids(
-                agent, vector_ids, scope_filter=scope_filter, embedding=identity
-            )
-        return _Round(
-            fts_hits=hits,
-            fts_claims=list(fts_claims),
-            vector_claims=vector_claims,
-            revalidation_ms=self._elapsed_ms(stage),
-        )
-
     async def _query_vector(
         self,
         agent: str,
@@ -398,7 +347,7 @@ class RetrievalService:
         *,
         vector: tuple[float, ...] | None,
         certificate: ReadyCertificate | None,
-        source: _Source,
+        source: Source,
         degradations: set[Degradation],
         timings: dict[str, float],
         deadline: Deadline,
@@ -447,19 +396,6 @@ class RetrievalService:
         # A list cut by the threshold is complete: a deeper scan would only add weaker hits.
         source.saturated = len(hits) >= source.limit and len(kept) == len(hits)
         return kept
-
-    def _grow(self, sources: Sequence[_Source], cap: int, degradations: set[Degradation]) -> bool:
-        """Deepen every saturated source ×growth up to the cap; False when none can grow."""
-        grew = False
-        for source in sources:
-            if not source.saturated:
-                continue
-            if source.limit >= cap:
-                degradations.add(Degradation.CANDIDATE_BUDGET_EXHAUSTED)
-                continue
-            source.limit = min(cap, source.limit * self._settings.refill_growth)
-            grew = True
-        return grew
 
     def _elapsed_ms(self, since: float) -> float:
         return max(0.0, 1000.0 * (self._infra.monotonic() - since))

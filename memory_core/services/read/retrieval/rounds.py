@@ -1,0 +1,91 @@
+"""Retrieval's rounds: each source's depth across refills, and one round's store reads.
+
+A round scans the vectors, then reads in one blocking hop the FTS hits, their authoritative
+rows and the vector hits' rows (R-READ-3); while fewer than top-K candidates survive, every
+saturated source is deepened ×growth up to the cap and the round runs again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from memory_core.domain.claims import Claim, EmbeddingIdentity
+from memory_core.domain.manifest import Degradation
+from memory_core.domain.scope import ScopeFilter
+from memory_core.ports.claims import ClaimSearch, FtsHit, MatchMode
+from memory_core.ports.clock import InfraClock
+
+__all__ = ["Round", "Source", "grow", "read_round"]
+
+
+@attrs.define
+class Source:
+    """One candidate source's state across refills."""
+
+    limit: int
+    returned: int = 0
+    saturated: bool = False
+
+
+def grow(
+    sources: Sequence[Source], *, cap: int, growth: int, degradations: set[Degradation]
+) -> bool:
+    """Deepen every saturated source ×growth up to the cap; False when none can grow."""
+    grew = False
+    for source in sources:
+        if not source.saturated:
+            continue
+        if source.limit >= cap:
+            degradations.add(Degradation.CANDIDATE_BUDGET_EXHAUSTED)
+            continue
+        source.limit = min(cap, source.limit * growth)
+        grew = True
+    return grew
+
+
+@attrs.frozen
+class Round:
+    """What one round's blocking hop read."""
+
+    fts_hits: Sequence[FtsHit]
+    fts_claims: list[Claim]
+    vector_claims: Sequence[Claim]
+    revalidation_ms: float  # of the vector hits (the FTS hits' is part of the search)
+
+
+def read_round(
+    store: ClaimSearch,
+    clock: InfraClock,
+    agent: str,
+    terms: Sequence[str],
+    *,
+    scope_filter: ScopeFilter,
+    fts_limit: int,
+    match_mode: MatchMode,
+    vector_ids: Sequence[str],
+    identity: EmbeddingIdentity | None,
+) -> Round:
+    """One round's store reads, in one blocking hop: the FTS hits and their authoritative
+    rows, and the rows of the vector hits ready in the certified identity (R-READ-3)."""
+    hits: Sequence[FtsHit] = ()
+    fts_claims: Sequence[Claim] = ()
+    if terms:
+        hits = store.search_fts(
+            agent, terms, scope_filter=scope_filter, limit=fts_limit, match_mode=match_mode
+        )
+        ids = [hit.claim_id for hit in hits]
+        fts_claims = store.list_applicable_by_ids(agent, ids, scope_filter=scope_filter)
+    started = clock.monotonic()
+    vector_claims: Sequence[Claim] = ()
+    if vector_ids:
+        vector_claims = store.list_applicable_by_ids(
+            agent, vector_ids, scope_filter=scope_filter, embedding=identity
+        )
+    return Round(
+        fts_hits=hits,
+        fts_claims=list(fts_claims),
+        vector_claims=vector_claims,
+        revalidation_ms=max(0.0, 1000.0 * (clock.monotonic() - started)),
+    )
