@@ -17,7 +17,12 @@ from memory_core.domain.scope import ScopeFilter
 from memory_core.ports.claims import ClaimSearch, FtsHit, MatchMode
 from memory_core.ports.clock import InfraClock
 
-__all__ = ["Round", "Source", "grow", "read_round"]
+__all__ = ["Round", "Source", "elapsed_ms", "grow", "read_round"]
+
+
+def elapsed_ms(clock: InfraClock, since: float) -> float:
+    """Milliseconds on `clock` since `since` (never negative: a stage's timing)."""
+    return max(0.0, 1000.0 * (clock.monotonic() - since))
 
 
 @attrs.define
@@ -87,5 +92,5 @@ def read_round(
         fts_hits=hits,
         fts_claims=list(fts_claims),
         vector_claims=vector_claims,
-        revalidation_ms=max(0.0, 1000.0 * (clock.monotonic() - started)),
+        revalidation_ms=elapsed_ms(clock, started),
     )

@@ -55,7 +55,7 @@ from memory_core.services.read.fusion import Candidate, candidates_from_lists
 from memory_core.services.read.keywords import bounded_query, search_terms
 from memory_core.services.read.lexical_rank import lexical_ranks
 from memory_core.services.read.retrieval.failures import QUERY_DEGRADATIONS, store_failure
-from memory_core.services.read.retrieval.rounds import Source, grow, read_round
+from memory_core.services.read.retrieval.rounds import Source, elapsed_ms, grow, read_round
 from memory_core.services.read.retrieval.types import (
     RetrievalDiagnostics,
     RetrievalOutcome,
@@ -398,4 +398,4 @@ class RetrievalService:
         return kept
 
     def _elapsed_ms(self, since: float) -> float:
-        return max(0.0, 1000.0 * (self._infra.monotonic() - since))
+        return elapsed_ms(self._infra, since)
