@@ -101,7 +101,7 @@ class TurnBookkeeping:
             await access()
             return ids[0] if ids else None
         self._pending = [handle for handle in self._pending if not handle.done]
-        if self._anchors is not None and not manifest.is_empty:  # else nothing to wait for
+        if self._gets_anchor(manifest):  # else there is nothing to wait for
             handle = self._scheduler.spawn(anchor, name=f"memory-anchor:{self._agent_id}")
             self._pending.append(handle)
             try:
@@ -180,6 +180,10 @@ class TurnBookkeeping:
                 "access accounting skipped for agent %s: %s", self._agent_id, type(exc).__name__
             )
 
+    def _gets_anchor(self, manifest: SelectionManifest) -> bool:
+        """Whether this turn gets a view anchor: there is a tape and something was shown."""
+        return self._anchors is not None and not manifest.is_empty
+
     async def _append_anchor(
         self,
         message_id: str,
@@ -187,7 +191,7 @@ class TurnBookkeeping:
         deadline: Deadline,
         cancel: CancellationToken,
     ) -> str | None:
-        if self._anchors is None or manifest.is_empty:
+        if not self._gets_anchor(manifest):
             return None
         try:
             return await self._anchors.append(
