@@ -403,3 +403,27 @@ def test_close_with_two_batches_in_the_air_returns_and_loses_nothing() -> None:
 
 def calls() -> dict[str, object]:
     return {"deadline": Deadline.after(ManualClock(), 5.0), "cancel": CancellationToken()}
+
+
+def test_a_batch_certifies_its_agent_without_waking_a_model_that_just_answered() -> None:
+    """R-VEC-4: the agents of a first batch are certified with the identity the batch was
+    embedded with; the embedder is warmed only while its query latency is unmeasured (the
+    warm-up feeds the query deadline), not once per new agent (issue 15)."""
+
+    async def go() -> None:
+        world = World()
+
+        def warm_calls() -> int:
+            return sum(1 for c in world.embedder.calls if c.purpose is EmbeddingPurpose.WARM)
+
+        world.commit(A, "agent a fact")
+        await world.loop.settle()
+        assert world.index.certificate(A) is not None
+        assert warm_calls() == 1  # nothing measured yet: warmed once
+        world.commit(B, "agent b fact")
+        await world.loop.settle()
+        assert world.index.certificate(B) is not None
+        assert warm_calls() == 1  # measured by A's warm-up: B's batch is enough
+        assert world.batch_calls() == [1, 1]
+
+    asyncio.run(go())

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.domain.claims import EmbeddingIdentity
 from memory_core.domain.errors import AgentMemoryError, IdentityMismatch, StoreError
 from memory_core.ports.claims import WHOLE_NAMESPACE, CleanupSource, EmbeddingBookkeeping
 from memory_core.ports.clock import DomainClock, InfraClock
@@ -189,17 +190,28 @@ class VectorIndex:
         return DrainPipeline(drain=self._embedding, locks=self._locks, certify=self._certify)
 
     async def _certify(
-        self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
+        self,
+        agent_id: str,
+        *,
+        identity: EmbeddingIdentity,
+        deadline: Deadline,
+        cancel: CancellationToken,
     ) -> None:
         """Warm an agent with no certificate yet; the caller holds its lock (a pipeline
-        that just recorded its first embeddings)."""
+        that just recorded its first embeddings, with `identity`)."""
         if self.certificate(agent_id) is None:
-            await self._warm(agent_id, deadline=deadline, cancel=cancel)
+            await self._warm(agent_id, deadline=deadline, cancel=cancel, embedded=identity)
 
     async def _warm(
-        self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
+        self,
+        agent_id: str,
+        *,
+        deadline: Deadline,
+        cancel: CancellationToken,
+        embedded: EmbeddingIdentity | None = None,
     ) -> ReadyCertificate | None:
         """Warm the embedder and the agent's namespace; return the certificate or None.
+        `embedded`: the identity a batch was just embedded with (see `_embedder`).
 
         Failures leave the agent cold (recall runs on FTS and records `vectorCold`); they are
         logged by type, never raised into a turn.
@@ -208,7 +220,7 @@ class VectorIndex:
             return None
         assert self._vectors is not None and self._gateway is not None
         try:
-            identity = await self._gateway.warm(agent_id=agent_id, deadline=deadline, cancel=cancel)
+            identity = await self._embedder(agent_id, embedded, deadline=deadline, cancel=cancel)
             ready = self._store.list_ready_ids(agent_id, identity)
             try:
                 report = await self._vectors.warm(
@@ -256,6 +268,24 @@ class VectorIndex:
             len(report.missing_ids),
         )
         return report.certificate
+
+    async def _embedder(
+        self,
+        agent_id: str,
+        embedded: EmbeddingIdentity | None,
+        *,
+        deadline: Deadline,
+        cancel: CancellationToken,
+    ) -> EmbeddingIdentity:
+        """The embedder's identity, warming it unless a batch was just embedded with it and
+        its query latency is already measured: the warm-up's call would then only take the
+        model's time from the next batch (issue 15)."""
+        assert self._gateway is not None
+        if embedded is not None:
+            key = (embedded.provider, embedded.model)
+            if self._gateway.deadlines.profile(key).samples:
+                return embedded
+        return await self._gateway.warm(agent_id=agent_id, deadline=deadline, cancel=cancel)
 
     async def forget(
         self,

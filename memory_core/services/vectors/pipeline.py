@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Sequence
 from typing import Protocol
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.domain.claims import EmbeddingIdentity
 from memory_core.services.vectors.drain_batch import DrainReport, EmbeddingDrain, Flight
 from memory_core.services.write.fences import AgentLocks
 
@@ -34,10 +35,16 @@ __all__ = ["Certify", "DrainPipeline"]
 
 
 class Certify(Protocol):
-    """Warms a still-uncertified agent whose lock the caller holds (`VectorIndex`'s)."""
+    """Warms a still-uncertified agent whose lock the caller holds (`VectorIndex`'s);
+    `identity` is the one the batch was just embedded with."""
 
     def __call__(
-        self, agent_id: str, *, deadline: Deadline, cancel: CancellationToken
+        self,
+        agent_id: str,
+        *,
+        identity: EmbeddingIdentity,
+        deadline: Deadline,
+        cancel: CancellationToken,
     ) -> Awaitable[None]: ...
 
 
@@ -94,9 +101,12 @@ class DrainPipeline:
         lock still held, so its next turn is hybrid."""
         try:
             report = await self._drain.land(flight)
-            if report.embedded and certify is not None:
+            if report.embedded and certify is not None and flight.result is not None:
+                identity = flight.result[0]
                 for agent_id in flight.batch:
-                    await self._certify(agent_id, deadline=certify, cancel=flight.cancel)
+                    await self._certify(
+                        agent_id, identity=identity, deadline=certify, cancel=flight.cancel
+                    )
             return report
         finally:
             self._air.remove(flight)
