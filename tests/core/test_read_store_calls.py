@@ -173,6 +173,20 @@ def test_a_turn_reads_the_directives_once_for_its_lanes_and_its_suppression() ->
     assert read.store.seen.index("list_directives") < read.store.seen.index("search_fts")
 
 
+def test_a_turn_reads_the_fence_in_its_own_hop_and_retrieval_makes_none_for_it() -> None:
+    """R-READ-1, R-FORGET-3: whether a clear fences the agent is read once, beside the
+    directives in the turn's first hop; retrieval's next hop is its round's search."""
+    read = Read()
+    read.turn()
+    seen = read.store.seen
+    assert seen.count("pending_clears") == 1
+    assert seen.index("pending_clears") < seen.index("search_fts")
+    first_hop = set(seen[: seen.index("search_fts")])
+    assert {"pending_clears", "list_directives"} <= first_hop
+    # The turn's reads, the round, the working projection's source, the access count.
+    assert read.calls.hops == 4
+
+
 @pytest.mark.parametrize(
     "method", ["pending_clears", "list_directives", "search_fts", "list_applicable_by_ids"]
 )

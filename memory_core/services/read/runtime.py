@@ -38,6 +38,7 @@ from memory_core.ports.blocking import BlockingCalls
 from memory_core.ports.claims import (
     ClaimReader,
     ClaimSearch,
+    ClearStatus,
     DirectiveReader,
     Personas,
     WorkingProjections,
@@ -53,6 +54,7 @@ from memory_core.services.read.retrieval.service import (
     RetrievalPurpose,
     RetrievalRequest,
     RetrievalService,
+    fenced_by_clear,
 )
 from memory_core.services.read.working import WorkingMemory
 from memory_core.services.write.ingestion.service import IngestionRuntime
@@ -119,11 +121,11 @@ def place(contribution: TurnContribution | None, user_text: str) -> str:
 
 @runtime_checkable
 class RuntimeStore(
-    ClaimReader, ClaimSearch, DirectiveReader, Personas, WorkingProjections, Protocol
+    ClaimReader, ClaimSearch, ClearStatus, DirectiveReader, Personas, WorkingProjections, Protocol
 ):
-    """The roles a turn reads through: active directives, the stored working projection
-    (and its source, when it must be rebuilt), the active persona, and the access counts
-    of what entered the prompt."""
+    """The roles a turn reads through: active directives, whether a clear fences the agent,
+    the stored working projection (and its source, when it must be rebuilt), the active
+    persona, and the access counts of what entered the prompt."""
 
 
 class MemoryRuntime:
@@ -297,12 +299,13 @@ class MemoryRuntime:
         now = self._clock.now()
         agent_id = self.agent_id
         try:
-            # One blocking hop for the three rows every turn needs (R-READ-1): the
-            # directives (retrieval's suppression reuses them), the stored working projection
-            # and the active persona.
-            directives, stored, persona = await self._calls.run(
+            # One blocking hop for what every turn reads (R-READ-1): the directives and
+            # whether a clear fences the agent (retrieval reuses both), the stored working
+            # projection and the active persona.
+            directives, fenced, stored, persona = await self._calls.run(
                 lambda: (
                     tuple(self._store.list_directives(agent_id, status=DirectiveStatus.ACTIVE)),
+                    fenced_by_clear(self._store, agent_id),
                     self._store.working_projection(agent_id),
                     self._store.persona(agent_id),
                 ),
@@ -319,6 +322,7 @@ class MemoryRuntime:
                 context=self.scope,
                 reserve=self._settings.top_k,
                 directives=directives,
+                fenced=fenced,
             ),
             deadline=deadline,
             cancel=cancel,

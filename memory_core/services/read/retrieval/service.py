@@ -81,6 +81,7 @@ __all__ = [
     "RetrievalResult",
     "RetrievalService",
     "RetrievalStore",
+    "fenced_by_clear",
 ]
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,11 @@ log = logging.getLogger(__name__)
 class RetrievalStore(ClaimSearch, DirectiveReader, ClearStatus, Protocol):
     """The roles recall reads through: search and re-validation, the active directives,
     and which agents a clear fences (to say why nothing came back)."""
+
+
+def fenced_by_clear(store: ClearStatus, agent_id: str) -> bool:
+    """Whether a clear job fences `agent_id` now: recall then answers FENCED (R-FORGET-3)."""
+    return any(job.agent_id == agent_id for job in store.pending_clears())
 
 
 class RetrievalService:
@@ -171,8 +177,10 @@ class RetrievalService:
         scope_filter = request.scope_filter or ScopeFilter.from_context(request.context)
 
         def fence_and_topics() -> tuple[bool, list[Directive]]:
-            # One blocking hop for both (each hop is a loop turn, or a thread round trip).
-            if any(job.agent_id == agent for job in self._store.pending_clears()):
+            fenced = request.fenced
+            if fenced is None:
+                fenced = fenced_by_clear(self._store, agent)
+            if fenced:
                 return True, []
             if not purpose.suppresses:
                 return False, []
@@ -181,12 +189,16 @@ class RetrievalService:
                 active = tuple(self._store.list_directives(agent, status=DirectiveStatus.ACTIVE))
             return False, [d for d in active if d.kind is DirectiveKind.SUPPRESS_TOPIC]
 
-        try:
-            fenced, directives = await self.calls.run(
-                fence_and_topics, deadline=deadline, cancel=cancel
-            )
-        except (ClearInProgress, OperationCancelled, DeadlineExceeded, StoreError) as exc:
-            return finish(store_failure(exc, agent, degradations))
+        if request.fenced is not None and request.directives is not None:
+            fenced, directives = fence_and_topics()  # the caller read both: no hop
+        else:
+            try:
+                # One blocking hop for both (each hop is a loop turn, or a thread round trip).
+                fenced, directives = await self.calls.run(
+                    fence_and_topics, deadline=deadline, cancel=cancel
+                )
+            except (ClearInProgress, OperationCancelled, DeadlineExceeded, StoreError) as exc:
+                return finish(store_failure(exc, agent, degradations))
         if fenced:
             # The store would answer with nothing anyway; say why (R-FORGET-3).
             return finish(RetrievalOutcome.FENCED)

@@ -63,6 +63,9 @@ class RetrievalRequest:
     # The agent's active directives, when the caller has just read them for this call (the
     # turn reads them anyway): suppression uses these instead of reading them again.
     directives: tuple[Directive, ...] | None = None
+    # Whether a clear fences the agent (`fenced_by_clear`), read by the caller in the same
+    # hop as `directives`: with both given, retrieval makes no store hop of its own for them.
+    fenced: bool | None = None
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.query, str):
