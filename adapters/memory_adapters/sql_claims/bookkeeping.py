@@ -54,43 +54,52 @@ def mark_embedding(
     the row is searchable by text only."""
     if ready and identity is None:
         raise ValidationError("identity", "required to mark an embedding ready")
-    if ready:
-        state = EmbeddingState.READY
-    else:
-        state = EmbeddingState.ERROR if identity is not None else EmbeddingState.FTS_ONLY
-    changed = session.changed(
-        f"""UPDATE agent_memory AS m
-              SET embedding_state = ?, embedding_provider = ?, embedding_model = ?,
-                  embedding_dim = ?
-            WHERE m.agent_id = ? AND m.id = ? AND m.revision = ?
-              AND m.kind IN {RECALLABLE_KINDS_SQL} AND {NOT_FENCED}""",
-        (
-            state.value,
-            identity.provider if identity else None,
-            identity.model if identity else None,
-            identity.dim if identity else None,
-            agent_id,
-            claim_id,
-            expected_revision,
-        ),
+    mark = EmbeddingMark(
+        agent_id=agent_id,
+        claim_id=claim_id,
+        expected_revision=expected_revision,
+        identity=identity,
+        ready=ready,
     )
-    return changed == 1
+    return mark_embeddings(session, [mark])[0]
 
 
 def mark_embeddings(session: Session, marks: Sequence[EmbeddingMark]) -> list[bool]:
-    """Each mark's CAS, inside the caller's one transaction: the per-row UPDATEs cost little
-    next to the commit a statement of its own would pay per claim."""
-    return [
-        mark_embedding(
-            session,
-            mark.agent_id,
-            mark.claim_id,
-            expected_revision=mark.expected_revision,
-            identity=mark.identity,
-            ready=mark.ready,
-        )
-        for mark in marks
-    ]
+    """Each mark's CAS, inside the caller's one transaction. Marks of one owner, revision
+    and outcome — a drain batch of fresh claims is one such group — are one UPDATE: a
+    statement per claim cost the drain ≈ 36 µs a claim."""
+    groups: dict[tuple[str, int, bool, EmbeddingIdentity | None], list[int]] = {}
+    for position, mark in enumerate(marks):
+        key = (mark.agent_id, mark.expected_revision, mark.ready, mark.identity)
+        groups.setdefault(key, []).append(position)
+    landed = [False] * len(marks)
+    for (agent_id, revision, ready, identity), positions in groups.items():
+        if ready:
+            state = EmbeddingState.READY
+        else:
+            state = EmbeddingState.ERROR if identity is not None else EmbeddingState.FTS_ONLY
+        ids = distinct_ids([marks[position].claim_id for position in positions])
+        rows = session.execute(
+            f"""UPDATE agent_memory AS m
+                  SET embedding_state = ?, embedding_provider = ?, embedding_model = ?,
+                      embedding_dim = ?
+                WHERE {session.dialect.owner_probe} = ? AND {session.dialect.id_list("m.id")}
+                  AND m.revision = ? AND m.kind IN {RECALLABLE_KINDS_SQL} AND {NOT_FENCED}
+                RETURNING id""",
+            (
+                state.value,
+                identity.provider if identity else None,
+                identity.model if identity else None,
+                identity.dim if identity else None,
+                agent_id,
+                ids,
+                revision,
+            ),
+        ).fetchall()
+        marked = {claim_id for (claim_id,) in rows}
+        for position in positions:
+            landed[position] = marks[position].claim_id in marked
+    return landed
 
 
 def reset_embeddings(session: Session, agent_id: str, claim_ids: Sequence[str] | None) -> int:

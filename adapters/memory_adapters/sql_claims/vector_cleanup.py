@@ -31,12 +31,20 @@ _KEEP = f"""EXISTS (SELECT 1 FROM agent_memory AS m
       AND m.embedding_state = 'ready' AND {NOT_FENCED})"""
 
 
+# Rows per INSERT: a statement per claim cost the drain ≈ 40 µs a claim; 3 parameters a
+# row stays far below every driver's limit on bound parameters.
+_QUEUE_ROWS = 256
+
+
 def queue(session: Session, agent_id: str, claim_ids: Sequence[str], source: CleanupSource) -> None:
-    for claim_id in distinct_ids(claim_ids):
+    ids, value = distinct_ids(claim_ids), CleanupSource(source).value
+    for start in range(0, len(ids), _QUEUE_ROWS):
+        chunk = ids[start : start + _QUEUE_ROWS]
         session.execute(
-            """INSERT INTO agent_memory_vector_cleanup (agent_id, claim_id, source)
-               VALUES (?, ?, ?) ON CONFLICT DO NOTHING""",
-            (agent_id, claim_id, CleanupSource(source).value),
+            "INSERT INTO agent_memory_vector_cleanup (agent_id, claim_id, source) VALUES "
+            + ", ".join("(?, ?, ?)" for _ in chunk)
+            + " ON CONFLICT DO NOTHING",
+            [bound for claim_id in chunk for bound in (agent_id, claim_id, value)],
         )
 
 
