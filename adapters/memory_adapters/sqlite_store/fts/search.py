@@ -109,12 +109,10 @@ def match_expression(terms: Sequence[str], *, all_terms: bool) -> str:
     return (" AND " if all_terms else " OR ").join(_quote(term) for term in terms)
 
 
-def _indexed(session: Session, agent_id: str) -> bool:
-    """Whether the agent's table may be read: it exists and no clear is taking it apart."""
+def _fenced(session: Session, agent_id: str) -> bool:
+    """Whether a clear is taking the agent's table apart (its index is not read then)."""
     row = session.one(
-        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)"
-        " AND NOT EXISTS (SELECT 1 FROM agent_memory_clear_job WHERE agent_id = ?)",
-        (owner_table(agent_id), agent_id),
+        "SELECT EXISTS (SELECT 1 FROM agent_memory_clear_job WHERE agent_id = ?)", (agent_id,)
     )
     return bool(row and row[0])
 
@@ -123,8 +121,20 @@ def ranked(session: Session, query: LexicalQuery) -> list[FtsHit]:
     """bm25-ranked MATCH of the long terms; in ALL mode short terms narrow the candidates
     in the same statement, before LIMIT. In ANY mode broad terms are read newest first
     after the others (see the module's docstring)."""
-    if not _indexed(session, query.agent_id):
-        return []  # nothing of the agent's indexed, or fenced by its clear (R-FORGET-3)
+    if _fenced(session, query.agent_id):
+        return []  # R-FORGET-3
+    try:
+        return _search(session, query)
+    except apsw.SQLError as exc:
+        # Nothing of the agent's indexed yet. Asked of the statement rather than looked up
+        # first: sqlite_master has no index by name, so a lookup scanned every agent's
+        # tables on every turn.
+        if f"no such table: {owner_table(query.agent_id)}" in str(exc):
+            return []
+        raise
+
+
+def _search(session: Session, query: LexicalQuery) -> list[FtsHit]:
     broad = (
         frozenset() if query.all_terms else broad_terms(session, query.agent_id, query.long_terms)
     )
