@@ -16,7 +16,6 @@ from memory_adapters.sql_claims.queries import (
 from memory_adapters.sql_claims.reads import distinct_ids
 from memory_adapters.sql_claims.session import Session
 from memory_core.domain.claims import EmbeddingIdentity, EmbeddingState
-from memory_core.domain.errors import ValidationError
 from memory_core.ports.claims import EmbeddingMark
 
 __all__ = ["mark_embedding", "mark_embeddings", "record_access", "reset_embeddings"]
@@ -51,9 +50,7 @@ def mark_embedding(
 ) -> bool:
     """Record an embedding outcome at the revision it was computed for; False when the row
     moved on (or is gone, or fenced). Not ready with an identity is an error; without one
-    the row is searchable by text only."""
-    if ready and identity is None:
-        raise ValidationError("identity", "required to mark an embedding ready")
+    the row is searchable by text only (EmbeddingMark refuses ready without one)."""
     mark = EmbeddingMark(
         agent_id=agent_id,
         claim_id=claim_id,
