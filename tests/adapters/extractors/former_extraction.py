@@ -1,0 +1,91 @@
+"""The rules extractor's clause reading as it was before it was made cheaper (issue 15), kept
+verbatim as the reference the sameness tests compare the current one with. `PATCHES` puts
+the former functions in place of the current ones. Test support only."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import datetime
+
+from memory_adapters.extractors import rules, rules_clauses
+from memory_adapters.extractors.rules_clauses import (
+    _ATTRIBUTE_ONLY,
+    _CLAUSE_BREAK,
+    _CORRECTION,
+    _OPENING_SUBJECT,
+    _PAST_TENSE,
+    _PERSISTENT,
+    _TRAILING_PERSISTENT,
+    SENTENCE_BREAK,
+    Clause,
+    _singular,
+    _strip_lead_in,
+    is_sarcastic,
+    is_statement,
+)
+from memory_core.domain.dates import Prefer, TimeExpression, find_time_expressions
+
+__all__ = ["PATCHES", "former_clauses_of", "former_times"]
+
+
+def former_times(self: Clause, *, prefer: Prefer) -> tuple[TimeExpression, ...]:
+    """`Clause.times` as it was."""
+    return find_time_expressions(
+        self.text, reference=self.reference, timezone=self.timezone, prefer=prefer
+    )
+
+
+def _date_last(text: str, reference: datetime, timezone: str) -> str:
+    """ "Next week I'm visiting my parents" -> "I'm visiting my parents next week": the rules
+    read subject first; a date phrase in front would hide it."""
+    times = find_time_expressions(text, reference=reference, timezone=timezone)
+    if not times or times[0].start != 0:
+        return text
+    rest = text[times[0].end :]
+    subject = _OPENING_SUBJECT.match(rest)
+    if subject is None:
+        return text
+    return f"{rest[subject.end() :].rstrip('.!?')} {times[0].text}"
+
+
+def former_clauses_of(
+    message: str, *, entry_id: str, reference: datetime, timezone: str
+) -> Iterator[Clause]:
+    """`rules_clauses.clauses_of` as it was."""
+    normalised = message.replace("\u2019", "'").replace("\u2018", "'")
+    if is_sarcastic(normalised):
+        return
+    for raw_sentence in SENTENCE_BREAK.split(normalised):
+        if not is_statement(raw_sentence):
+            continue
+        sentence, markers = _strip_lead_in(raw_sentence.strip())
+        sentence = _singular(_date_last(sentence, reference, timezone))
+        subject = ""
+        for raw_part in _CLAUSE_BREAK.split(sentence):
+            part, more = _strip_lead_in(raw_part.strip())
+            part = _date_last(part.strip(), reference, timezone)
+            text = _singular(part.rstrip(".!?,;: ").strip())
+            if _ATTRIBUTE_ONLY.match(text) and subject:
+                text = f"{subject} {text}"  # "I'm vegan and [I'm] allergic to soy"
+            subject = "I'm" if re.match(r"I(?:'m|\s+am)\b", text) else ""
+            text, trailing = _TRAILING_PERSISTENT.subn("", text)
+            if not text:
+                continue
+            found = markers | more | ({"from now on"} if trailing else set())
+            yield Clause(
+                text=text,
+                message=normalised,
+                entry_id=entry_id,
+                corrected=bool(found & _CORRECTION),
+                persistent=bool(found & _PERSISTENT),
+                past_tense=_PAST_TENSE.match(text) is not None,
+                reference=reference,
+                timezone=timezone,
+            )
+
+
+PATCHES = (
+    (rules_clauses.Clause, "times", former_times),
+    (rules, "clauses_of", former_clauses_of),
+)

@@ -1,0 +1,99 @@
+"""The rules extractor reads each message's date phrases once (issue 15) and extracts exactly
+what it extracted before (former_extraction.py, verbatim): the same candidates, suggestions
+and rejections, temporal metadata and source ids included, over the extraction corpus, the
+ingestion benchmark's messages and texts built to move a date phrase, split a clause or
+carry odd characters (R-TIME-1, R-TIME-2, R-DIR-1, R-PRIV-1)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from extractor_support import MakeRequest, RunExtractor
+from former_extraction import PATCHES
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from benchmarks.ingestion import messages
+from memory_adapters.extractors.rules import RulesExtractor
+from memory_core.ports.extraction import ExtractionResult
+
+CORPUS = Path(__file__).parents[2] / "fixtures" / "extraction" / "corpus.json"
+CORPUS_MESSAGES = [
+    message["user"]
+    for conversation in json.loads(CORPUS.read_text())["conversations"]
+    for message in conversation["messages"]
+]
+ODD = [
+    "Next week I'm visiting my parents in Porto.",
+    "Next week we're visiting my parents, and on Friday I fly to Oslo.",
+    "Last year we moved to Berlin and I started at Globex in March.",
+    "In May I moved to Lisbon. In May I'm flying to Rome.",
+    "Tomorrow my wife and I are going to Kyoto; next month I start at Initech.",
+    "On Monday, I have a dentist appointment. On Monday I have a dentist appointment.",
+    "I'm vegan and allergic to soy, and I work at Acme until March.",
+    "Yesterday I quit my job. Yesterday I quit my job.",
+    "Since 2023 I've lived in Quito.",
+    "Actually, next spring I'm moving to Hobart.",
+    "明天我要去东京。 I live in Zürich — since last year.",
+    "I live in Ｂｅｒｌｉｎ since ｌａｓｔ ｙｅａｒ.",
+    "I\u200b live in Paris.\x00 I work at Acme.",
+    "My password is Tr0ub4dor&3 and I live in Oslo.",
+    "From now on, call me Sam. Next Friday I'm flying to Accra.",
+    "Should I move to Berlin? Next year I'm moving to Berlin.",
+    "Oh great, I'm a billionaire next year.",
+]
+MESSAGES = CORPUS_MESSAGES + messages(60) + ODD
+
+
+def _both(
+    make_request: MakeRequest, run: RunExtractor, texts: list[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[ExtractionResult, ExtractionResult]:
+    request = make_request([("user", text) for text in texts])
+    current = run(RulesExtractor(), request)
+    with monkeypatch.context() as former:
+        for owner, name, value in PATCHES:
+            former.setattr(owner, name, value)
+        before = run(RulesExtractor(), request)
+    return current, before
+
+
+@pytest.mark.parametrize("text", MESSAGES)
+def test_each_message_extracts_what_it_did(
+    text: str, make_request: MakeRequest, run: RunExtractor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    current, before = _both(make_request, run, [text], monkeypatch)
+    assert current == before
+
+
+def test_the_whole_corpus_in_one_request_extracts_what_it_did(
+    make_request: MakeRequest, run: RunExtractor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Across messages too: merged repeats and slot hand-overs within one extraction."""
+    current, before = _both(make_request, run, MESSAGES, monkeypatch)
+    assert current.candidates
+    assert current == before
+
+
+_PIECES = st.sampled_from(
+    [
+        "Next week", "Last year", "In May", "On Friday", "Tomorrow", "since 2023", "until March",
+        "I'm", "we're", "We", "my wife and I", "I", "moving to", "live in", "work at", "flying to",
+        "started at", "Berlin", "Acme", "Porto", ",", ", and", " and", ".", "?", "!", ";", " ",
+        "actually", "btw", "from now on", "call me Sam", "vegan", "allergic to soy", "\u200b",
+        "é", "中", "\n",
+    ]
+)  # fmt: skip
+_MESSAGES = st.lists(_PIECES, min_size=1, max_size=12).map(" ".join)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(texts=st.lists(_MESSAGES, min_size=1, max_size=3))
+def test_generated_messages_extract_what_they_did(
+    texts: list[str], make_request: MakeRequest, run: RunExtractor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    current, before = _both(make_request, run, texts, monkeypatch)
+    assert current == before
