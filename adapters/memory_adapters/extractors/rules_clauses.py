@@ -22,10 +22,12 @@ from memory_core.domain.dates import Prefer, ResolvedTime, TimeExpression, find_
 
 __all__ = ["SENTENCE_BREAK", "Clause", "DatePhrases", "clauses_of"]
 
-# Not after a title or "St." ("Please call me Dr. Okafor", "St. Mary's hospital").
+# Not after a title or "St." ("Please call me Dr. Okafor", "St. Mary's hospital"). The
+# cheap look-behind goes first: the assertions are the same conjunction in any order, but
+# the titles' seven are then tried only after a full stop, not at every character (issue 15).
 SENTENCE_BREAK = re.compile(
-    r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bProf\.)(?<!\bJr\.)"
-    r"(?<=[.!?])\s+|\n+|;\s*"
+    r"(?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bProf\.)(?<!\bJr\.)"
+    r"\s+|\n+|;\s*"
 )
 _SUBJECT = r"(?:(?:now|then|also|currently)\s+)?(?:I|I'm|I've|I'd|[Mm]y|[Oo]ur|[Ww]e|[Ww]e're)\b"
 # A new first-person statement inside a sentence: "..., and I work at Acme", "..., and now

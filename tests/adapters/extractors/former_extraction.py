@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from datetime import datetime
 
-from memory_adapters.extractors import rules, rules_clauses
+from memory_adapters.extractors import rules, rules_clauses, rules_kept
 from memory_adapters.extractors.rules_clauses import (
     _ATTRIBUTE_ONLY,
     _CLAUSE_BREAK,
@@ -17,7 +17,6 @@ from memory_adapters.extractors.rules_clauses import (
     _PAST_TENSE,
     _PERSISTENT,
     _TRAILING_PERSISTENT,
-    SENTENCE_BREAK,
     Clause,
     _singular,
     _strip_lead_in,
@@ -26,7 +25,14 @@ from memory_adapters.extractors.rules_clauses import (
 )
 from memory_core.domain.dates import Prefer, TimeExpression, find_time_expressions
 
-__all__ = ["PATCHES", "former_clauses_of", "former_times"]
+__all__ = ["FORMER_SENTENCE_BREAK", "PATCHES", "former_clauses_of", "former_times"]
+
+# `rules_clauses.SENTENCE_BREAK` as it was.
+# Not after a title or "St." ("Please call me Dr. Okafor", "St. Mary's hospital").
+FORMER_SENTENCE_BREAK = re.compile(
+    r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bProf\.)(?<!\bJr\.)"
+    r"(?<=[.!?])\s+|\n+|;\s*"
+)
 
 
 def former_times(self: Clause, *, prefer: Prefer) -> tuple[TimeExpression, ...]:
@@ -56,7 +62,7 @@ def former_clauses_of(
     normalised = message.replace("\u2019", "'").replace("\u2018", "'")
     if is_sarcastic(normalised):
         return
-    for raw_sentence in SENTENCE_BREAK.split(normalised):
+    for raw_sentence in FORMER_SENTENCE_BREAK.split(normalised):
         if not is_statement(raw_sentence):
             continue
         sentence, markers = _strip_lead_in(raw_sentence.strip())
@@ -88,4 +94,5 @@ def former_clauses_of(
 PATCHES = (
     (rules_clauses.Clause, "times", former_times),
     (rules, "clauses_of", former_clauses_of),
+    (rules_kept, "SENTENCE_BREAK", FORMER_SENTENCE_BREAK),
 )

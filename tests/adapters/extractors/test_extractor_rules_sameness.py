@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 from extractor_support import MakeRequest, RunExtractor
-from former_extraction import PATCHES
+from former_extraction import FORMER_SENTENCE_BREAK, PATCHES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.ingestion import messages
 from memory_adapters.extractors.rules import RulesExtractor
+from memory_adapters.extractors.rules_clauses import SENTENCE_BREAK
 from memory_core.ports.extraction import ExtractionResult
 
 CORPUS = Path(__file__).parents[2] / "fixtures" / "extraction" / "corpus.json"
@@ -43,6 +44,9 @@ ODD = [
     "From now on, call me Sam. Next Friday I'm flying to Accra.",
     "Should I move to Berlin? Next year I'm moving to Berlin.",
     "Oh great, I'm a billionaire next year.",
+    "Please call me Dr. Okafor. I met Mr. Li and Mrs. Ng at St. Mary's. Prof. X, Jr. is here.",
+    "I moved!  Really?\tYes.\n\nI live in Oslo; I work at Acme;no space. e.g. Dr.Who",
+    "DR. Okafor. dr. okafor. ...  ?!? ;;; \u3002 I live in Oslo.\u2028Next line",
 ]
 MESSAGES = CORPUS_MESSAGES + messages(60) + ODD
 
@@ -97,3 +101,15 @@ def test_generated_messages_extract_what_they_did(
 ) -> None:
     current, before = _both(make_request, run, texts, monkeypatch)
     assert current == before
+
+
+_SPLIT_PIECES = st.sampled_from(
+    ["Dr.", "Mr.", "Ms.", "Mrs.", "St.", "Prof.", "Jr.", "xDr.", "dr.", ".", "!", "?", ";",
+     " ", "  ", "\t", "\n", "\u2028", "\u3000", "a", "I", "Okafor", "\u00e9"]
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.lists(_SPLIT_PIECES, max_size=16).map("".join) | st.text(max_size=30))
+def test_sentences_are_cut_where_they_were(text: str) -> None:
+    assert SENTENCE_BREAK.split(text) == FORMER_SENTENCE_BREAK.split(text)
