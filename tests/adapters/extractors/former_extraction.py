@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from datetime import datetime
 
-from memory_adapters.extractors import rules, rules_clauses, rules_kept
+from memory_adapters.extractors import rules, rules_clauses, rules_kept, rules_mood
 from memory_adapters.extractors.rules_clauses import (
     _ATTRIBUTE_ONLY,
     _CLAUSE_BREAK,
@@ -21,11 +21,16 @@ from memory_adapters.extractors.rules_clauses import (
     _singular,
     _strip_lead_in,
     is_sarcastic,
-    is_statement,
 )
 from memory_core.domain.dates import Prefer, TimeExpression, find_time_expressions
 
-__all__ = ["FORMER_SENTENCE_BREAK", "PATCHES", "former_clauses_of", "former_times"]
+__all__ = [
+    "FORMER_SENTENCE_BREAK",
+    "PATCHES",
+    "former_clauses_of",
+    "former_is_statement",
+    "former_times",
+]
 
 # `rules_clauses.SENTENCE_BREAK` as it was.
 # Not after a title or "St." ("Please call me Dr. Okafor", "St. Mary's hospital").
@@ -33,6 +38,27 @@ FORMER_SENTENCE_BREAK = re.compile(
     r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bProf\.)(?<!\bJr\.)"
     r"(?<=[.!?])\s+|\n+|;\s*"
 )
+
+_QUESTION_OPENING = rules_mood._QUESTION_OPENING
+
+# `rules_mood._HYPOTHETICAL` and `is_statement` as they were.
+_HYPOTHETICAL = re.compile(
+    r"^(?:(?:so|and|but|ok|okay|well|hmm),?\s+)?(?:if|suppose|supposing|imagine|assuming"
+    r"|what\s+if|let's\s+say|let\s+us\s+say|say|pretend|hypothetically|in\s+(?:a|my|the)\s+"
+    r"(?:story|game|novel|dream|script))\b"
+    r"|\b(?:I|we)\s+(?:might|may|could|wish)\b|\bwould\s+(?:I|we)\b"
+    r"|\b(?:maybe|perhaps|someday|some\s+day|one\s+day|not\s+sure\s+if|thinking\s+about"
+    r"\s+maybe)\b",
+    re.IGNORECASE,
+)
+
+
+def former_is_statement(sentence: str) -> bool:
+    """`sentence` states something: no question, no hypothetical."""
+    text = sentence.strip()
+    if text.endswith("?") or _QUESTION_OPENING.match(text):
+        return False
+    return _HYPOTHETICAL.search(text) is None
 
 
 def former_times(self: Clause, *, prefer: Prefer) -> tuple[TimeExpression, ...]:
@@ -63,7 +89,7 @@ def former_clauses_of(
     if is_sarcastic(normalised):
         return
     for raw_sentence in FORMER_SENTENCE_BREAK.split(normalised):
-        if not is_statement(raw_sentence):
+        if not former_is_statement(raw_sentence):
             continue
         sentence, markers = _strip_lead_in(raw_sentence.strip())
         sentence = _singular(_date_last(sentence, reference, timezone))
@@ -95,4 +121,5 @@ PATCHES = (
     (rules_clauses.Clause, "times", former_times),
     (rules, "clauses_of", former_clauses_of),
     (rules_kept, "SENTENCE_BREAK", FORMER_SENTENCE_BREAK),
+    (rules_kept, "is_statement", former_is_statement),
 )

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 from extractor_support import MakeRequest, RunExtractor
-from former_extraction import FORMER_SENTENCE_BREAK, PATCHES
+from former_extraction import FORMER_SENTENCE_BREAK, PATCHES, former_is_statement
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.ingestion import messages
 from memory_adapters.extractors.rules import RulesExtractor
 from memory_adapters.extractors.rules_clauses import SENTENCE_BREAK
+from memory_adapters.extractors.rules_mood import is_statement
 from memory_core.ports.extraction import ExtractionResult
 
 CORPUS = Path(__file__).parents[2] / "fixtures" / "extraction" / "corpus.json"
@@ -113,3 +114,17 @@ _SPLIT_PIECES = st.sampled_from(
 @given(text=st.lists(_SPLIT_PIECES, max_size=16).map("".join) | st.text(max_size=30))
 def test_sentences_are_cut_where_they_were(text: str) -> None:
     assert SENTENCE_BREAK.split(text) == FORMER_SENTENCE_BREAK.split(text)
+
+
+_MOOD_PIECES = st.sampled_from(
+    ["If", "if", "So,", "ok", "well", "what if", "let's say", "In my dream", "I", "we", "WE",
+     "might", "may", "could", "wish", "would", "maybe", "Perhaps", "someday", "some day",
+     "one day", "not sure if", "thinking about maybe", "Imagine", "say", "move", "Berlin",
+     " ", "  ", ",", ".", "?", "\t", "\u0130", "\u0131", "\u212a", "mightily", "sayings"]
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.lists(_MOOD_PIECES, max_size=10).map(" ".join) | st.text(max_size=30))
+def test_statements_are_told_from_hypotheticals_as_before(text: str) -> None:
+    assert is_statement(text) is former_is_statement(text)
