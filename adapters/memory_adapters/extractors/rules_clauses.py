@@ -46,6 +46,10 @@ _PLURAL_SUBJECT = (
     (re.compile(r"^we\b", re.I), "I"),
     (re.compile(r"^our\b", re.I), "my"),
 )
+# The first two letters every one of them starts with. Over ASCII a case-insensitive literal
+# matches exactly what lower-casing makes equal, so ASCII text opening otherwise is left as it
+# is without trying them (twice per clause, issue 15); other text tries them all.
+_PLURAL_OPENINGS = frozenset({"my", "ou", "we"})
 _ATTRIBUTE_ONLY = re.compile(rf"(?:{'|'.join(sorted(ATTRIBUTES - {'into', 'between'}))})\b", re.I)
 _CORRECTION = {
     "actually",
@@ -216,6 +220,9 @@ def _date_last(text: str, dates: DatePhrases) -> str:
 
 
 def _singular(text: str) -> str:
+    opening = text[:2]
+    if opening.isascii() and opening.lower() not in _PLURAL_OPENINGS:
+        return text  # no household subject: none of the seven patterns can match
     for pattern, replacement in _PLURAL_SUBJECT:
         text, done = pattern.subn(replacement, text, count=1)
         if done:

@@ -16,9 +16,9 @@ from memory_adapters.extractors.rules_clauses import (
     _OPENING_SUBJECT,
     _PAST_TENSE,
     _PERSISTENT,
+    _PLURAL_SUBJECT,
     _TRAILING_PERSISTENT,
     Clause,
-    _singular,
     _strip_lead_in,
     is_sarcastic,
 )
@@ -29,6 +29,7 @@ __all__ = [
     "PATCHES",
     "former_clauses_of",
     "former_is_statement",
+    "former_singular",
     "former_times",
 ]
 
@@ -59,6 +60,15 @@ def former_is_statement(sentence: str) -> bool:
     if text.endswith("?") or _QUESTION_OPENING.match(text):
         return False
     return _HYPOTHETICAL.search(text) is None
+
+
+def former_singular(text: str) -> str:
+    """`rules_clauses._singular` as it was."""
+    for pattern, replacement in _PLURAL_SUBJECT:
+        text, done = pattern.subn(replacement, text, count=1)
+        if done:
+            return former_singular(text) if replacement == "we" else text
+    return text
 
 
 def former_times(self: Clause, *, prefer: Prefer) -> tuple[TimeExpression, ...]:
@@ -92,12 +102,12 @@ def former_clauses_of(
         if not former_is_statement(raw_sentence):
             continue
         sentence, markers = _strip_lead_in(raw_sentence.strip())
-        sentence = _singular(_date_last(sentence, reference, timezone))
+        sentence = former_singular(_date_last(sentence, reference, timezone))
         subject = ""
         for raw_part in _CLAUSE_BREAK.split(sentence):
             part, more = _strip_lead_in(raw_part.strip())
             part = _date_last(part.strip(), reference, timezone)
-            text = _singular(part.rstrip(".!?,;: ").strip())
+            text = former_singular(part.rstrip(".!?,;: ").strip())
             if _ATTRIBUTE_ONLY.match(text) and subject:
                 text = f"{subject} {text}"  # "I'm vegan and [I'm] allergic to soy"
             subject = "I'm" if re.match(r"I(?:'m|\s+am)\b", text) else ""

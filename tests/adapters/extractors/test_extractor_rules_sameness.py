@@ -11,13 +11,18 @@ from pathlib import Path
 
 import pytest
 from extractor_support import MakeRequest, RunExtractor
-from former_extraction import FORMER_SENTENCE_BREAK, PATCHES, former_is_statement
+from former_extraction import (
+    FORMER_SENTENCE_BREAK,
+    PATCHES,
+    former_is_statement,
+    former_singular,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.ingestion import messages
 from memory_adapters.extractors.rules import RulesExtractor
-from memory_adapters.extractors.rules_clauses import SENTENCE_BREAK
+from memory_adapters.extractors.rules_clauses import SENTENCE_BREAK, _singular
 from memory_adapters.extractors.rules_mood import is_statement
 from memory_core.ports.extraction import ExtractionResult
 
@@ -128,3 +133,17 @@ _MOOD_PIECES = st.sampled_from(
 @given(text=st.lists(_MOOD_PIECES, max_size=10).map(" ".join) | st.text(max_size=30))
 def test_statements_are_told_from_hypotheticals_as_before(text: str) -> None:
     assert is_statement(text) is former_is_statement(text)
+
+
+_SUBJECT_PIECES = st.sampled_from(
+    ["my", "My", "MY", "our", "Our", "we", "We", "WE", "we're", "We've", "we'd", "we'll",
+     "wife", "and", "I", "are", "were", "m", "w", "o", "y", "\u0131", "\u212a", "\uff57e",
+     " ", "\t", "'", "-", "Berlin", "ours", "weird", "myself"]
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.lists(_SUBJECT_PIECES, max_size=8).map(" ".join) | st.text(max_size=12))
+def test_a_household_subject_becomes_the_user_as_before(text: str) -> None:
+    assert _singular(text) == former_singular(text)
+    assert _singular(text.lstrip()) == former_singular(text.lstrip())
