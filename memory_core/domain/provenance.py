@@ -15,10 +15,10 @@ existing identities keep DeepChat's layout and DeepChat never matches the new on
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import unicodedata
 from enum import StrEnum
+from json.encoder import encode_basestring as _json_string
 
 import attrs
 
@@ -57,22 +57,34 @@ def canonical_content(text: str) -> str:
     return unicodedata.normalize("NFC", _WHITESPACE_RUN.sub(" ", text.strip(_JS_WHITESPACE)))
 
 
+def _reading_of(char: str) -> str:
+    """What one character of NFKC-casefolded text keeps of its reading: nothing for a format
+    character, a space for punctuation and whitespace, else the character itself."""
+    category = unicodedata.category(char)
+    if category == "Cf":
+        return ""
+    return " " if category[0] in "PZ" or char.isspace() else char
+
+
+# NFKC leaves every ASCII character as it is and casefold lower-cases it, so ASCII text (most
+# content) folds by one table (issue 15: this ran per character of every claim written).
+_ASCII_READING = str.maketrans({chr(code): _reading_of(chr(code)) for code in range(128)})
+
+
 def folded_content(text: str) -> str:
     """The form two texts that read the same share: NFKC, casefold, format characters
     dropped, punctuation and whitespace runs to one space, trimmed."""
+    if text.isascii():
+        return " ".join(text.lower().translate(_ASCII_READING).split())
     folded = unicodedata.normalize("NFKC", text).casefold()
-    chars = []
-    for char in folded:
-        category = unicodedata.category(char)
-        if category == "Cf":
-            continue
-        chars.append(" " if category[0] in "PZ" or char.isspace() else char)
-    return " ".join("".join(chars).split())
+    return " ".join("".join(map(_reading_of, folded)).split())
 
 
 def _json_array(items: list[str]) -> str:
-    # Same text as JavaScript's JSON.stringify for an array of strings.
-    return json.dumps(items, separators=(",", ":"), ensure_ascii=False)
+    # Same text as JavaScript's JSON.stringify for an array of strings: that of
+    # `json.dumps(items, separators=(",", ":"), ensure_ascii=False)`, without building an
+    # encoder per call.
+    return "[" + ",".join(map(_json_string, items)) + "]"
 
 
 def _sha256_hex(text: str) -> str:

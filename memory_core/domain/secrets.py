@@ -19,7 +19,14 @@ import attrs
 
 from memory_core.domain.errors import SecretRejected, ValidationError
 from memory_core.domain.folding import fold
-from memory_core.domain.secret_patterns import DEFAULT_DETECTORS, Detector
+from memory_core.domain.secret_patterns import (
+    DEFAULT_DETECTORS,
+    CardNumberDetector,
+    Detector,
+    Hint,
+    Prefilter,
+    RegexDetector,
+)
 
 __all__ = ["PatternSecretPolicy", "SecretFinding", "WriteMode", "redact_for_log"]
 
@@ -71,6 +78,13 @@ def _resolve(candidates: list[_Candidate]) -> list[SecretFinding]:
     return findings
 
 
+def _hint(detector: Detector) -> Hint | None:
+    # Only the table's own detector types carry a hint; any other detector always runs.
+    if isinstance(detector, RegexDetector | CardNumberDetector):
+        return detector.hint
+    return None
+
+
 def _to_mode(value: WriteMode | str) -> WriteMode:
     try:
         return WriteMode(value)
@@ -88,6 +102,12 @@ class PatternSecretPolicy:
 
     mode: WriteMode = attrs.field(default=WriteMode.REJECT, converter=_to_mode)
     extra_detectors: tuple[Detector, ...] = attrs.field(default=(), converter=tuple)
+    # The detectors' hints, by position in `detectors`: which of them may match a text.
+    _prefilter: Prefilter = attrs.field(init=False, repr=False, eq=False)
+
+    @_prefilter.default
+    def _prefilter_of_detectors(self) -> Prefilter:
+        return Prefilter(_hint(detector) for detector in self.detectors)
 
     @property
     def detectors(self) -> tuple[Detector, ...]:
@@ -96,21 +116,26 @@ class PatternSecretPolicy:
     def find(self, text: str) -> Sequence[SecretFinding]:
         """Findings with offsets into `text`. Detectors run on the folded text, so a key split
         by a zero-width space, soft hyphen or word joiner (which render as nothing and which
-        the prompt sanitiser strips) or written in fullwidth digits is still a key."""
+        the prompt sanitiser strips) or written in fullwidth digits is still a key. A
+        detector whose hint the folded text lacks is not run: it could match nothing."""
         folded = fold(text)
-        candidates = [
-            _Candidate(
-                kind=detector.name,
-                start=start,
-                end=end,
-                specificity=detector.specificity,
-                order=order,
-            )
-            for order, detector in enumerate(self.detectors)
-            for start, end in (
-                folded.original_span(s, e) for s, e in detector.spans(folded.text) if e > s
-            )
-        ]
+        scanned = folded.text
+        detectors = self.detectors
+        candidates: list[_Candidate] = []
+        for order in self._prefilter.admitted(scanned):
+            detector = detectors[order]
+            for s, e in detector.spans(scanned):
+                if e > s:
+                    start, end = folded.original_span(s, e)
+                    candidates.append(
+                        _Candidate(
+                            kind=detector.name,
+                            start=start,
+                            end=end,
+                            specificity=detector.specificity,
+                            order=order,
+                        )
+                    )
         return _resolve(candidates)
 
     def redact(self, text: str) -> str:

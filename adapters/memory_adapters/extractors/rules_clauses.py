@@ -20,12 +20,14 @@ from memory_adapters.extractors.rules_lexicon import ATTRIBUTES
 from memory_adapters.extractors.rules_mood import is_sarcastic, is_statement
 from memory_core.domain.dates import Prefer, ResolvedTime, TimeExpression, find_time_expressions
 
-__all__ = ["SENTENCE_BREAK", "Clause", "clauses_of"]
+__all__ = ["SENTENCE_BREAK", "Clause", "DatePhrases", "clauses_of"]
 
-# Not after a title or "St." ("Please call me Dr. Okafor", "St. Mary's hospital").
+# Not after a title or "St." ("Please call me Dr. Okafor", "St. Mary's hospital"). The
+# cheap look-behind goes first: the assertions are the same conjunction in any order, but
+# the titles' seven are then tried only after a full stop, not at every character (issue 15).
 SENTENCE_BREAK = re.compile(
-    r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bProf\.)(?<!\bJr\.)"
-    r"(?<=[.!?])\s+|\n+|;\s*"
+    r"(?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bProf\.)(?<!\bJr\.)"
+    r"\s+|\n+|;\s*"
 )
 _SUBJECT = r"(?:(?:now|then|also|currently)\s+)?(?:I|I'm|I've|I'd|[Mm]y|[Oo]ur|[Ww]e|[Ww]e're)\b"
 # A new first-person statement inside a sentence: "..., and I work at Acme", "..., and now
@@ -44,6 +46,10 @@ _PLURAL_SUBJECT = (
     (re.compile(r"^we\b", re.I), "I"),
     (re.compile(r"^our\b", re.I), "my"),
 )
+# The first two letters every one of them starts with. Over ASCII a case-insensitive literal
+# matches exactly what lower-casing makes equal, so ASCII text opening otherwise is left as it
+# is without trying them (twice per clause, issue 15); other text tries them all.
+_PLURAL_OPENINGS = frozenset({"my", "ou", "we"})
 _ATTRIBUTE_ONLY = re.compile(rf"(?:{'|'.join(sorted(ATTRIBUTES - {'into', 'between'}))})\b", re.I)
 _CORRECTION = {
     "actually",
@@ -110,6 +116,30 @@ _TRAILING_PERSISTENT = re.compile(
 )
 
 
+@attrs.frozen
+class DatePhrases:
+    """The date phrases of texts of one message, read against its reference time and zone,
+    each (text, direction) read once: a sentence that is one clause is read for a leading
+    phrase as the sentence and again as its clause, and the rules read the clause again
+    (issue 15: date scanning was a third of the extraction's CPU). Held by one message's
+    clauses only, so it grows with that message, never beyond."""
+
+    reference: datetime
+    timezone: str
+    _read: dict[tuple[str, Prefer], tuple[TimeExpression, ...]] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False
+    )
+
+    def find(self, text: str, *, prefer: Prefer = "future") -> tuple[TimeExpression, ...]:
+        found = self._read.get((text, prefer))
+        if found is None:
+            found = find_time_expressions(
+                text, reference=self.reference, timezone=self.timezone, prefer=prefer
+            )
+            self._read[text, prefer] = found
+        return found
+
+
 @attrs.frozen(kw_only=True)
 class Clause:
     """One clause of a user message, stripped of its lead-in words and final punctuation."""
@@ -122,6 +152,13 @@ class Clause:
     past_tense: bool  # "I moved ...", "my trip was cancelled": its own verb is in the past
     reference: datetime
     timezone: str
+    dates: DatePhrases = attrs.field(
+        default=attrs.Factory(
+            lambda self: DatePhrases(self.reference, self.timezone), takes_self=True
+        ),
+        eq=False,
+        repr=False,
+    )
 
     @property
     def tense(self) -> Prefer:
@@ -131,9 +168,7 @@ class Clause:
     def times(self, *, prefer: Prefer) -> tuple[TimeExpression, ...]:
         """The clause's date phrases, left to right, a yearless month or a bare weekday
         resolved the way `prefer` points."""
-        return find_time_expressions(
-            self.text, reference=self.reference, timezone=self.timezone, prefer=prefer
-        )
+        return self.dates.find(self.text, prefer=prefer)
 
     def split_time(
         self, start: int, end: int, *, prefer: Prefer
@@ -171,10 +206,10 @@ def _strip_lead_in(text: str) -> tuple[str, set[str]]:
 _OPENING_SUBJECT = re.compile(r",?\s*(?=(?:I|I'm|I've|I'll|[Mm]y|[Ww]e|[Ww]e're|[Oo]ur)\b)")
 
 
-def _date_last(text: str, reference: datetime, timezone: str) -> str:
+def _date_last(text: str, dates: DatePhrases) -> str:
     """ "Next week I'm visiting my parents" -> "I'm visiting my parents next week": the rules
     read subject first; a date phrase in front would hide it."""
-    times = find_time_expressions(text, reference=reference, timezone=timezone)
+    times = dates.find(text)
     if not times or times[0].start != 0:
         return text
     rest = text[times[0].end :]
@@ -185,6 +220,9 @@ def _date_last(text: str, reference: datetime, timezone: str) -> str:
 
 
 def _singular(text: str) -> str:
+    opening = text[:2]
+    if opening.isascii() and opening.lower() not in _PLURAL_OPENINGS:
+        return text  # no household subject: none of the seven patterns can match
     for pattern, replacement in _PLURAL_SUBJECT:
         text, done = pattern.subn(replacement, text, count=1)
         if done:
@@ -198,15 +236,16 @@ def clauses_of(
     normalised = message.replace("\u2019", "'").replace("\u2018", "'")
     if is_sarcastic(normalised):
         return
+    dates = DatePhrases(reference, timezone)
     for raw_sentence in SENTENCE_BREAK.split(normalised):
         if not is_statement(raw_sentence):
             continue
         sentence, markers = _strip_lead_in(raw_sentence.strip())
-        sentence = _singular(_date_last(sentence, reference, timezone))
+        sentence = _singular(_date_last(sentence, dates))
         subject = ""
         for raw_part in _CLAUSE_BREAK.split(sentence):
             part, more = _strip_lead_in(raw_part.strip())
-            part = _date_last(part.strip(), reference, timezone)
+            part = _date_last(part.strip(), dates)
             text = _singular(part.rstrip(".!?,;: ").strip())
             if _ATTRIBUTE_ONLY.match(text) and subject:
                 text = f"{subject} {text}"  # "I'm vegan and [I'm] allergic to soy"
@@ -224,4 +263,5 @@ def clauses_of(
                 past_tense=_PAST_TENSE.match(text) is not None,
                 reference=reference,
                 timezone=timezone,
+                dates=dates,
             )

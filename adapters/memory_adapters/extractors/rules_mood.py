@@ -20,11 +20,17 @@ _QUESTION_OPENING = re.compile(
     r"|does|did|is|are|was|were|can|could|should|would|will|about|if|kind|sort)\b)",
     re.IGNORECASE,
 )
-_HYPOTHETICAL = re.compile(
-    r"^(?:(?:so|and|but|ok|okay|well|hmm),?\s+)?(?:if|suppose|supposing|imagine|assuming"
+# A hypothetical opens the sentence ("If I moved ...") or hedges anywhere in it ("I might",
+# "maybe"). Two patterns, not one alternation: searched as one, the opening's branch was
+# tried again at every character although it can only match at the start (issue 15).
+_HYPOTHETICAL_OPENING = re.compile(
+    r"(?:(?:so|and|but|ok|okay|well|hmm),?\s+)?(?:if|suppose|supposing|imagine|assuming"
     r"|what\s+if|let's\s+say|let\s+us\s+say|say|pretend|hypothetically|in\s+(?:a|my|the)\s+"
-    r"(?:story|game|novel|dream|script))\b"
-    r"|\b(?:I|we)\s+(?:might|may|could|wish)\b|\bwould\s+(?:I|we)\b"
+    r"(?:story|game|novel|dream|script))\b",
+    re.IGNORECASE,
+)
+_HEDGE = re.compile(
+    r"\b(?:I|we)\s+(?:might|may|could|wish)\b|\bwould\s+(?:I|we)\b"
     r"|\b(?:maybe|perhaps|someday|some\s+day|one\s+day|not\s+sure\s+if|thinking\s+about"
     r"\s+maybe)\b",
     re.IGNORECASE,
@@ -41,7 +47,7 @@ def is_statement(sentence: str) -> bool:
     text = sentence.strip()
     if text.endswith("?") or _QUESTION_OPENING.match(text):
         return False
-    return _HYPOTHETICAL.search(text) is None
+    return _HYPOTHETICAL_OPENING.match(text) is None and _HEDGE.search(text) is None
 
 
 def is_sarcastic(message: str) -> bool:

@@ -10,6 +10,7 @@ reads, never the batch (R-TIME-4), and named by id only, never by content.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -133,8 +134,13 @@ class ClaimRow:
     def scope(self) -> Scope:
         return Scope(kind=self.scope_type, scope_id=self.scope_id)  # type: ignore[arg-type]
 
+    def values(self) -> tuple[Any, ...]:
+        """The column values in CLAIM_COLUMNS order (what `attrs.astuple(row, recurse=False)`
+        gives, by one attribute getter instead of attrs' generic walk: issue 15)."""
+        return _COLUMN_VALUES(self)
+
     def to_claim(self) -> Claim:
-        return claim_of(attrs.astuple(self, recurse=False))
+        return claim_of(self.values())
 
 
 def inserted_claim(row: ClaimRow, draft: ClaimDraft, temporal: TemporalMetadata) -> Claim:
@@ -195,6 +201,7 @@ class DirectiveRow:
 
 
 CLAIM_COLUMNS: tuple[str, ...] = tuple(field.name for field in attrs.fields(ClaimRow))
+_COLUMN_VALUES = operator.attrgetter(*CLAIM_COLUMNS)
 DIRECTIVE_COLUMNS: tuple[str, ...] = tuple(field.name for field in attrs.fields(DirectiveRow))
 
 

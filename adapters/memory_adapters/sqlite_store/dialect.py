@@ -28,6 +28,7 @@ __all__ = ["SQLITE", "SqliteDialect", "from_ms", "to_ms"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
+_BOUND_AS_IS = frozenset({str, int, float})  # exact types: a bool or an enum takes the long way
 
 
 def to_ms(value: datetime) -> int:
@@ -73,6 +74,10 @@ class SqliteDialect:
         return text  # apsw's own placeholder
 
     def encode(self, value: object) -> object:
+        # Most bound values are text, numbers or NULL, bound as they are: answered before the
+        # isinstance checks (an insert encodes each of a row's 37 columns, issue 15).
+        if value is None or type(value) in _BOUND_AS_IS:
+            return value
         if isinstance(value, datetime):
             return to_ms(value)
         if isinstance(value, dict):
