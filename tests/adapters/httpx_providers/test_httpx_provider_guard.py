@@ -144,6 +144,27 @@ def test_a_result_arriving_after_cancellation_is_dropped() -> None:
         asyncio.run(scenario())
 
 
+def test_a_provider_cancelling_itself_is_a_cancelled_call_not_a_cancelled_caller() -> None:
+    """R-PROV-3: a CancelledError from inside the provider (not the caller's own) is answered
+    as OperationCancelled, and the caller's task is not cancelled by it."""
+
+    class SelfCancelling(ScriptedTextProvider):
+        async def complete(self, request, *, deadline, cancel):
+            raise asyncio.CancelledError
+
+    guarded = GuardedTextProvider(SelfCancelling())
+
+    async def scenario():
+        with pytest.raises(OperationCancelled):
+            await guarded.complete(
+                REQUEST, deadline=Deadline.after(CLOCK, 5), cancel=CancellationToken()
+            )
+        await asyncio.sleep(0)  # the caller's task goes on: it was not the one cancelled
+        return "went on"
+
+    assert asyncio.run(scenario()) == "went on"
+
+
 def test_the_guard_delegates_identity_and_closing_within_a_bound() -> None:
     class Hanging(FakeEmbeddingProvider):
         async def aclose(self) -> None:
