@@ -166,12 +166,16 @@ class ResidentMatrix:
         else:
             candidates = np.flatnonzero(scores > -np.inf)
         ids = self._ids
-        rows = candidates.tolist()
-        ranked = sorted(
-            zip(scores[candidates].tolist(), [ids[row] for row in rows], strict=True),
-            key=lambda pair: (-pair[0], pair[1]),
-        )
-        return [(claim_id, min(1.0, max(-1.0, score))) for score, claim_id in ranked[:k]]
+        # Negated scores (exact in float32) sort as plain tuples, similarity descending then
+        # id ascending, without a key function; the candidates are few (k plus ties).
+        negated = (-scores[candidates]).tolist()
+        ranked = sorted(zip(negated, [ids[row] for row in candidates.tolist()], strict=True))
+        # Clamped into [-1, 1] (float rounding can step past 1): a chained comparison for
+        # the common in-range score, the clamp only otherwise.
+        return [
+            (claim_id, -neg if -1.0 <= -neg <= 1.0 else min(1.0, max(-1.0, -neg)))
+            for neg, claim_id in ranked[:k]
+        ]
 
     def _reserve(self, needed: int) -> None:
         # Outside the lock: only the single writer changes rows, so the copy is consistent,

@@ -43,12 +43,16 @@ def as_query_matrix(
     vectors: Sequence[Sequence[float]], dim: int, *, field: str = "vectors"
 ) -> np.ndarray:
     """Query vectors as unit float32 rows (m × dim)."""
-    rows = _bulk(list(vectors), dim)
-    if rows is None:
+    checked = _bulk_checked(list(vectors), dim)
+    if checked is None:
         rows = np.empty((len(vectors), dim), dtype=np.float32)
         for position, vector in enumerate(vectors):
             rows[position] = _checked(vector, dim, f"{field}[{position}]")
-    return unit_rows(rows)
+        return unit_rows(rows)
+    # The checked rows are a fresh array and their peaks are known: normalise them where
+    # they are (one query per turn paid for a copy and a second peak pass).
+    rows, peaks = checked
+    return normalise_in_place(rows, peaks)
 
 
 def unit_rows(rows: np.ndarray) -> np.ndarray:
@@ -60,16 +64,20 @@ def unit_rows(rows: np.ndarray) -> np.ndarray:
     return normalise_in_place(rows.astype(np.float32))
 
 
-def normalise_in_place(rows: np.ndarray) -> np.ndarray:
-    """`unit_rows` for a float32 matrix the caller owns, without temporaries; returns it."""
-    rows /= _peaks(rows)[:, None]
+def normalise_in_place(rows: np.ndarray, peaks: np.ndarray | None = None) -> np.ndarray:
+    """`unit_rows` for a float32 matrix the caller owns, without temporaries; returns it.
+    `peaks`, when given, must be `rows`' own (as `_bulk_checked` returns them)."""
+    rows /= (_peaks(rows) if peaks is None else peaks)[:, None]
     rows /= np.sqrt(np.einsum("ij,ij->i", rows, rows))[:, None]
     return rows
 
 
 def usable_rows(rows: np.ndarray) -> np.ndarray:
     """Per row: finite everywhere and not all zero (what `unit_rows` needs)."""
-    peaks = _peaks(rows)
+    return _usable(_peaks(rows))
+
+
+def _usable(peaks: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         return np.isfinite(peaks) & (peaks > 0)
 
@@ -83,8 +91,14 @@ def _peaks(rows: np.ndarray) -> np.ndarray:
 
 def _bulk(vectors: list[Sequence[float]], dim: int) -> np.ndarray | None:
     """All rows at once when every one is valid (the common case), else None."""
+    checked = _bulk_checked(vectors, dim)
+    return None if checked is None else checked[0]
+
+
+def _bulk_checked(vectors: list[Sequence[float]], dim: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """`_bulk`'s rows (a fresh float32 array) and their peaks, or None."""
     if not vectors:
-        return np.empty((0, dim), dtype=np.float32)
+        return np.empty((0, dim), dtype=np.float32), np.empty(0, dtype=np.float32)
     try:
         if all(isinstance(v, np.ndarray) and v.dtype.kind in _NUMERIC for v in vectors):
             # Rows that are already numeric arrays: skip numpy's slow per-item dtype discovery.
@@ -98,7 +112,8 @@ def _bulk(vectors: list[Sequence[float]], dim: int) -> np.ndarray | None:
         return None
     with np.errstate(over="ignore", invalid="ignore"):
         rows = values.astype(np.float32, copy=False)  # `values` is always a fresh array
-    return rows if usable_rows(rows).all() else None
+    peaks = _peaks(rows)
+    return (rows, peaks) if _usable(peaks).all() else None
 
 
 def _checked(vector: Sequence[float], dim: int, field: str) -> np.ndarray:
