@@ -66,6 +66,8 @@ __all__ = [
 ]
 
 _SECONDS_PER_DAY = 86_400.0
+# Iterating an Enum class runs a Python generator each time; the kinds never change.
+_KINDS = tuple(ClaimKind)
 
 
 def _unit(instance: object, attribute: attrs.Attribute, value: float) -> None:
@@ -311,7 +313,7 @@ def _scored(
 
     The formula of the module docstring, with what is the same for every candidate (the
     half-lives in seconds, the weights, whether the query names a period) looked up once."""
-    half_life = {kind: policy.half_life_days(kind) * _SECONDS_PER_DAY for kind in ClaimKind}
+    half_life = {kind: policy.half_life_days(kind) * _SECONDS_PER_DAY for kind in _KINDS}
     named_period = bool(periods)
     w_sim, w_rec = policy.weight_similarity, policy.weight_recency
     w_imp, w_acc = policy.weight_importance, policy.weight_access
