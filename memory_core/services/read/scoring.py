@@ -366,9 +366,7 @@ def _scored(
     return scored
 
 
-_CLAIM_ID = operator.attrgetter("claim.id")
-# combined DESC, final DESC, id ASC: the first three fields of an entry.
-_SORT_KEY = operator.itemgetter(0, 1, 2)
+_DROPPED_ID = operator.attrgetter("id")
 
 
 def _jaccard_at_least(left: frozenset[str], right: frozenset[str], threshold: float) -> bool:
@@ -411,9 +409,7 @@ def rank_candidates(
     # `is None`, not `or`: an empty cache is falsy and must still be the one that fills.
     cache = ClaimTokenCache() if tokens is None else tokens
     dropped: list[DroppedItem] = []
-    merged = set_aside_distant_vectors(
-        sorted(merge_duplicate_ids(candidates), key=_CLAIM_ID), policy
-    )
+    merged = set_aside_distant_vectors(merge_duplicate_ids(candidates), policy)
     scored = _scored(
         merged,
         now=now,
@@ -422,8 +418,12 @@ def rank_candidates(
         periods=periods or QueryPeriods(),
         dropped=dropped,
     )
-    # Ids are unique after the merge, so no comparison goes past the id.
-    scored.sort(key=_SORT_KEY)
+    # The ranking is a total order, so the candidates needed no order of their own (they
+    # were sorted by id for it): only the temporal drops are reported in id order.
+    dropped.sort(key=_DROPPED_ID)
+    # combined DESC, final DESC, id ASC: an entry's first three fields. Ids are unique after
+    # the merge, so no comparison goes past the id and the entries sort as they are.
+    scored.sort()
 
     kept: list[ScoredItem] = []
     # Kinds keep their own semantics (R-DOM-1): an episodic record and a semantic fact with
