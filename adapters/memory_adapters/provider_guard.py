@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.errors import (
@@ -42,9 +42,18 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-def _retrieve(task: asyncio.Future[object]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        logger.debug("abandoned provider call ended with %s", type(task.exception()).__name__)
+# What a waiting caller's future holds when no result or typed error came: the deadline
+# passed, the token fired, or the call's task was cancelled from inside (the provider raised
+# CancelledError itself rather than being cancelled by the guard).
+_EXPIRED = object()
+_STOPPED = object()
+_CANCELLED = object()
+
+
+def _answer(outcome: asyncio.Future[object], value: object) -> None:
+    # The first answer wins: a later one finds the caller answered already (or gone).
+    if not outcome.done():
+        outcome.set_result(value)
 
 
 class ProviderGuard:
@@ -80,35 +89,36 @@ class ProviderGuard:
         if len(self._stragglers) > self._max_stragglers - 1:
             raise CapacityRejected(f"{label}: {len(self._stragglers)} abandoned calls still run")
         loop = asyncio.get_running_loop()
-        task: asyncio.Future[T] = asyncio.ensure_future(self._translated(make, label))
-        task.add_done_callback(_retrieve)
-        stopped: asyncio.Future[None] = loop.create_future()
+        # The caller waits on one future that the call's own task completes, the deadline's
+        # timer or the token's stop: two loop turns from start to answer (asyncio.wait took
+        # three, plus its own waiter and callbacks) on every query embedding of every turn.
+        outcome: asyncio.Future[object] = loop.create_future()
+        task: asyncio.Future[None] = asyncio.ensure_future(self._delivered(make, label, outcome))
+        timer = loop.call_later(remaining, _answer, outcome, _EXPIRED)
 
         def stop() -> None:
-            if not stopped.done():
-                stopped.set_result(None)
+            _answer(outcome, _STOPPED)
             task.cancel()
 
         # A token may be cancelled from any thread; the loop's objects only from the loop.
         unregister = cancel.on_cancel(lambda: loop.call_soon_threadsafe(stop))
         try:
-            done, _ = await asyncio.wait(
-                {task, stopped}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
-            )
-        except BaseException:
+            # A typed error of the call is raised here; a CancelledError is the caller's own.
+            answer = await outcome
+        except asyncio.CancelledError:
             task.cancel()
             raise
         finally:
             unregister()
-            stopped.cancel()
-        if task in done and not task.cancelled():
-            if cancel.cancelled:
-                raise OperationCancelled(f"{label} cancelled")
-            return task.result()
-        await self._settle(task)
-        if cancel.cancelled or task in done:
+            timer.cancel()
+        if answer is _EXPIRED or answer is _STOPPED or answer is _CANCELLED:
+            await self._settle(task)
+            if answer is _EXPIRED and not cancel.cancelled:
+                raise DeadlineExceeded(f"{label} exceeded its deadline")
             raise OperationCancelled(f"{label} cancelled")
-        raise DeadlineExceeded(f"{label} exceeded its deadline")
+        if cancel.cancelled:
+            raise OperationCancelled(f"{label} cancelled")
+        return cast(T, answer)
 
     async def _settle(self, task: asyncio.Future[object]) -> None:
         task.cancel()
@@ -118,6 +128,26 @@ class ProviderGuard:
             logger.warning("%s ignored cancellation; abandoning the call", self._name)
             self._stragglers.add(task)
             task.add_done_callback(self._stragglers.discard)
+
+    @classmethod
+    async def _delivered(
+        cls, make: Callable[[], Awaitable[object]], label: str, outcome: asyncio.Future[object]
+    ) -> None:
+        """The call's task: what the call ends with goes into `outcome` for the waiting
+        caller; once the caller has been answered (deadline, token) or has gone, it is only
+        logged, so an abandoned call leaves no unretrieved exception behind."""
+        try:
+            result = await cls._translated(make, label)
+        except asyncio.CancelledError:
+            _answer(outcome, _CANCELLED)
+            raise
+        except Exception as exc:
+            if outcome.done():
+                logger.debug("abandoned provider call ended with %s", type(exc).__name__)
+            else:
+                outcome.set_exception(exc)
+            return
+        _answer(outcome, result)
 
     @staticmethod
     async def _translated(make: Callable[[], Awaitable[T]], label: str) -> T:

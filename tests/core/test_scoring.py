@@ -253,6 +253,30 @@ def test_shuffled_input_gives_the_identical_ranking(shuffled: list[Candidate]) -
     assert rank_candidates(shuffled, now=NOW, top_k=10, policy=ScoringPolicy()) == expected
 
 
+# The pool with every fourth claim an expired, confident state: dropped for time.
+TIMED_POOL = [
+    attrs.evolve(
+        candidate,
+        claim=attrs.evolve(
+            candidate.claim, temporal=state(until=NOW - timedelta(days=1), confidence=0.9)
+        ),
+    )
+    if i % 4 == 1
+    else candidate
+    for i, candidate in enumerate(POOL)
+]
+
+
+@settings(max_examples=60)
+@given(st.permutations(TIMED_POOL))
+def test_shuffled_input_reports_the_temporal_drops_in_id_order(shuffled: list[Candidate]) -> None:
+    """R-READ-8: the manifest's drops, too, never depend on the input order."""
+    ranking = rank_candidates(shuffled, now=NOW, top_k=10, policy=ScoringPolicy())
+    temporal = [d.id for d in ranking.dropped if d.reason is DropReason.TEMPORAL]
+    assert len(temporal) >= 3 and temporal == sorted(temporal)
+    assert ranking == rank_candidates(TIMED_POOL, now=NOW, top_k=10, policy=ScoringPolicy())
+
+
 def test_exact_canonical_duplicates_collapse_to_the_best_scored() -> None:
     """R-READ-8: near-duplicates are collapsed; the loser is reported as duplicate."""
     best = Candidate(claim=claim("z", "User  lives in Paris"), vector_rank=0, similarity=0.9)

@@ -98,6 +98,12 @@ class _Calls:
         self._idle = idle
         model = provider.model_id
         self._common = {"gen_ai.provider.name": provider.provider_id, "gen_ai.request.model": model}
+        # The attributes every call of an operation shares, built once (the call path runs on
+        # every turn's query embedding).
+        self._by_operation = {
+            operation: {"gen_ai.operation.name": operation, **self._common}
+            for operation in ("embeddings", "chat")
+        }
         self._tracer = tracer or trace.get_tracer(INSTRUMENTATION_NAME, __version__)
         meter = get_meter(INSTRUMENTATION_NAME, __version__, meter_provider=meter_provider)
         self._duration: Histogram = meter.create_histogram(
@@ -110,45 +116,31 @@ class _Calls:
     async def around(self, call: ProviderCall, make: Callable[[], Awaitable[T]]) -> T:
         if call.operation is ProviderOperation.EMBED:
             assert call.purpose is not None
-            return await self._run(
-                "embeddings",
-                {
-                    "agent_memory.embedding.purpose": call.purpose.value,
-                    "agent_memory.texts": call.texts,
-                },
-                make,
-                _embedding_facts,
-            )
-        if call.operation is ProviderOperation.COMPLETE:
-            return await self._run(
-                "chat",
-                {"agent_memory.messages": call.messages},
-                make,
-                _completion_facts,
-            )
-        return await make()  # dimension discovery is not a GenAI operation
-
-    async def close(self, provider: EmbeddingProvider | TextProvider) -> None:
-        await provider.aclose()
-
-    async def _run(
-        self,
-        operation: str,
-        attributes: dict[str, str | int],
-        call: Callable[[], Awaitable[T]],
-        result_attributes: Callable[[Any], dict[str, str | int]],
-    ) -> T:
-        common = {"gen_ai.operation.name": operation, **self._common}
+            operation = "embeddings"
+            facts: Callable[[Any], dict[str, str | int]] = _embedding_facts
+        elif call.operation is ProviderOperation.COMPLETE:
+            operation, facts = "chat", _completion_facts
+        else:
+            return await make()  # dimension discovery is not a GenAI operation
+        common = self._by_operation[operation]
         started = time.monotonic()
         error: str | None = None
         if self._idle():  # nothing can record the span: measure the call only
             try:
-                return await call()
+                return await make()
             except BaseException as exc:
                 error = type(exc).__name__
                 raise
             finally:
                 self._measured(started, common, error)
+        if call.operation is ProviderOperation.EMBED:
+            assert call.purpose is not None
+            attributes: dict[str, str | int] = {
+                "agent_memory.embedding.purpose": call.purpose.value,
+                "agent_memory.texts": call.texts,
+            }
+        else:
+            attributes = {"agent_memory.messages": call.messages}
         with self._tracer.start_as_current_span(
             f"{operation} {self._common['gen_ai.request.model']}",
             kind=SpanKind.CLIENT,
@@ -157,20 +149,24 @@ class _Calls:
             set_status_on_exception=False,
         ) as span:
             try:
-                result = await call()
+                result = await make()
             except BaseException as exc:
                 error = type(exc).__name__
                 span.set_attribute("error.type", error)
                 span.set_status(Status(StatusCode.ERROR))
                 raise
             else:
-                span.set_attributes(result_attributes(result))
+                span.set_attributes(facts(result))
                 return result
             finally:
                 self._measured(started, common, error)
 
+    async def close(self, provider: EmbeddingProvider | TextProvider) -> None:
+        await provider.aclose()
+
     def _measured(self, started: float, common: dict[str, str], error: str | None) -> None:
-        measured = {**common, **({"error.type": error} if error else {})}
+        # `common` is shared by every call and never changed: copied only to add the error.
+        measured = {**common, "error.type": error} if error else common
         self._duration.record(time.monotonic() - started, measured)
 
 

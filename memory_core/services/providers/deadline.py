@@ -31,6 +31,9 @@ class LatencyProfile:
     relaxed: bool = False
 
 
+_UNKNOWN = LatencyProfile()  # frozen: one shared "nothing known yet"
+
+
 class AdaptiveDeadlines:
     """Deadline budgets (milliseconds) for query embeddings, one profile per (provider, model)."""
 
@@ -42,7 +45,10 @@ class AdaptiveDeadlines:
         self._profiles: dict[ProfileKey, LatencyProfile] = {}
 
     def profile(self, key: ProfileKey) -> LatencyProfile:
-        return self._profiles.get(key, LatencyProfile())
+        # Not `.get(key, LatencyProfile())`: that built a throwaway profile on every lookup,
+        # three per query embedding.
+        found = self._profiles.get(key)
+        return _UNKNOWN if found is None else found
 
     def peek_ms(self, key: ProfileKey) -> int:
         """The budget the next attempt would get, without consuming a pending relax."""

@@ -144,6 +144,59 @@ def test_a_result_arriving_after_cancellation_is_dropped() -> None:
         asyncio.run(scenario())
 
 
+def test_a_provider_cancelling_itself_is_a_cancelled_call_not_a_cancelled_caller() -> None:
+    """R-PROV-3: a CancelledError from inside the provider (not the caller's own) is answered
+    as OperationCancelled, and the caller's task is not cancelled by it."""
+
+    class SelfCancelling(ScriptedTextProvider):
+        async def complete(self, request, *, deadline, cancel):
+            raise asyncio.CancelledError
+
+    guarded = GuardedTextProvider(SelfCancelling())
+
+    async def scenario():
+        with pytest.raises(OperationCancelled):
+            await guarded.complete(
+                REQUEST, deadline=Deadline.after(CLOCK, 5), cancel=CancellationToken()
+            )
+        await asyncio.sleep(0)  # the caller's task goes on: it was not the one cancelled
+        return "went on"
+
+    assert asyncio.run(scenario()) == "went on"
+
+
+def test_a_cancelled_caller_takes_its_provider_call_down_with_it() -> None:
+    """The caller's own task cancelled (e.g. the host dropped the turn): the provider's call
+    is cancelled too, not left running behind a caller that is gone."""
+
+    class Waiting(FakeEmbeddingProvider):
+        def __init__(self) -> None:
+            super().__init__()
+            self.started = asyncio.Event()
+            self.cancelled = False
+
+        async def embed(self, texts, *, purpose, deadline, cancel):
+            self.started.set()
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                self.cancelled = True
+                raise
+
+    async def scenario():
+        provider = Waiting()
+        guarded = GuardedEmbeddingProvider(provider)
+        caller = asyncio.ensure_future(_embed(guarded))
+        await provider.started.wait()
+        caller.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await caller
+        await asyncio.sleep(0)  # the provider's task runs its cancellation
+        return provider.cancelled, guarded.guard.stragglers
+
+    assert asyncio.run(scenario()) == (True, 0)
+
+
 def test_the_guard_delegates_identity_and_closing_within_a_bound() -> None:
     class Hanging(FakeEmbeddingProvider):
         async def aclose(self) -> None:

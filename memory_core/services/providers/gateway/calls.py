@@ -84,7 +84,10 @@ class ProviderCalls:
         # caller's own token keeps working through the link.
         token = CancellationToken()
         unlink = cancel.on_cancel(lambda: token.cancel(cancel.reason or "cancelled"))
-        self._calls.setdefault(agent_id, set()).add(token)
+        calls = self._calls.get(agent_id)
+        if calls is None:
+            calls = self._calls[agent_id] = set()
+        calls.add(token)
         started = self._clock.monotonic()
         outcome = "failed"
         try:

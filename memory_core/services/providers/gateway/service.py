@@ -126,6 +126,7 @@ class ProviderGateway:
         self.deadlines = AdaptiveDeadlines(settings)
         self.breakers = CircuitBreakers(clock, settings)
         self._dims: dict[tuple[str, str], int] = {}
+        self._identities: dict[tuple[str, str, int], EmbeddingIdentity] = {}
         self._calls = ProviderCalls(
             clock, CapacityLimits.from_settings(settings), settings.latency_samples
         )
@@ -384,9 +385,15 @@ class ProviderGateway:
             raise ProviderUnavailable("no embedding provider is configured")
         return self._embedder
 
-    @staticmethod
-    def _identity(embedder: EmbeddingProvider, dim: int) -> EmbeddingIdentity:
-        return EmbeddingIdentity(provider=embedder.provider_id, model=embedder.model_id, dim=dim)
+    def _identity(self, embedder: EmbeddingProvider, dim: int) -> EmbeddingIdentity:
+        # A frozen value, built (and validated) once per vector space rather than per query.
+        key = (embedder.provider_id, embedder.model_id, dim)
+        identity = self._identities.get(key)
+        if identity is None:
+            identity = self._identities[key] = EmbeddingIdentity(
+                provider=key[0], model=key[1], dim=dim
+            )
+        return identity
 
     def _fail(self, permit: BreakerPermit | None) -> None:
         if permit is not None:
