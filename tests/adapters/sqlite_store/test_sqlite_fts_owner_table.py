@@ -11,6 +11,7 @@ import pytest
 
 from memory_adapters.sqlite_store import ApswClaimStore
 from memory_adapters.sqlite_store.fts import search as fts
+from memory_adapters.sqlite_store.fts.mirror import owner_table
 from memory_contracts.fakes import ManualClock
 from memory_core.domain.claims import ClaimDraft, WriteOrigin
 from memory_core.domain.errors import StoreError
@@ -68,11 +69,21 @@ def test_the_search_does_not_scan_the_schema_for_the_owners_table(
     assert not [sql for sql in statements if "sqlite_master" in sql]
 
 
+@pytest.mark.parametrize(
+    "missing",
+    ["agent_memory_meta", owner_table("agent-a") + "_vocab", owner_table("agent-b")],
+)
 def test_another_missing_table_is_an_error_not_an_empty_index(
-    store: ApswClaimStore, seeded: dict[str, list[str]], monkeypatch: pytest.MonkeyPatch
+    store: ApswClaimStore,
+    seeded: dict[str, list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    missing: str,
 ) -> None:
+    """Only the owner's own table missing means nothing indexed; its vocabulary missing,
+    or any other table, is a fault the caller hears of."""
+
     def broken(*_args: object, **_kwargs: object) -> list[object]:
-        raise apsw.SQLError("SQLError: no such table: agent_memory_meta")
+        raise apsw.SQLError(f"SQLError: no such table: {missing}")
 
     monkeypatch.setattr(fts, "_search", broken)
     with pytest.raises(StoreError):

@@ -129,7 +129,7 @@ def ranked(session: Session, query: LexicalQuery) -> list[FtsHit]:
         # Nothing of the agent's indexed yet. Asked of the statement rather than looked up
         # first: sqlite_master has no index by name, so a lookup scanned every agent's
         # tables on every turn.
-        if f"no such table: {owner_table(query.agent_id)}" in str(exc):
+        if str(exc).endswith(f"no such table: {owner_table(query.agent_id)}"):
             return []
         raise
 
