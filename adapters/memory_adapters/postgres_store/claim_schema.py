@@ -65,31 +65,21 @@ def scope_valid(p: str = "") -> str:
     )
 
 
-# Identifiers compare byte-wise (COLLATE "C"), as SQLite's do.
-_SPELLING = ddl.ColumnSpelling(
-    types={
-        "text": "text",
-        "key": 'text COLLATE "C"',
-        "real": "double precision",
-        "time": "timestamptz",
-        "int": "integer",
-        "big": "bigint",
-    },
-    null_case=False,
-    epoch_floor=False,
-)
 _SOURCES = "source_entry_ids text[] NOT NULL DEFAULT '{}'"
 
-_CLAIMS_TABLE = f"""
-CREATE TABLE agent_memory (
+_KEYS = """\
   agent_id text COLLATE "C" NOT NULL CHECK (length(agent_id) BETWEEN 1 AND 128),
-  id text COLLATE "C" NOT NULL CHECK (length(id) BETWEEN 1 AND 128),
-{ddl.claim_columns(_SPELLING, sources=_SOURCES)}
-  PRIMARY KEY (agent_id, id),
-  CONSTRAINT {TEMPORAL_CONSTRAINT} CHECK ({temporal_valid()}),
-  CONSTRAINT {SCOPE_CONSTRAINT} CHECK ({scope_valid()}),
-  {ddl.EMBEDDING_IDENTITY_CHECK}
-)"""
+  id text COLLATE "C" NOT NULL CHECK (length(id) BETWEEN 1 AND 128),"""
+_CLAIMS_TABLE = ddl.claims_table(
+    ddl.POSTGRES_SPELLING,
+    keys=_KEYS,
+    sources=_SOURCES,
+    checks=(
+        "PRIMARY KEY (agent_id, id)",
+        f"CONSTRAINT {TEMPORAL_CONSTRAINT} CHECK ({temporal_valid()})",
+        f"CONSTRAINT {SCOPE_CONSTRAINT} CHECK ({scope_valid()})",
+    ),
+)
 
 _CLAIM_INDEXES = (
     *ddl.CLAIM_INDEXES,

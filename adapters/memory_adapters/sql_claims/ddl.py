@@ -1,5 +1,5 @@
-"""DDL both SQL claim stores share: the claim table's columns in logical types
-(`claim_columns`, spelt by each dialect's `ColumnSpelling`), the stored temporal and scope
+"""DDL both SQL claim stores share: the claim table in logical types (`claims_table`,
+spelt by each dialect's `ColumnSpelling`), the stored temporal and scope
 invariants as predicates (R-TIME-1/2, R-SCOPE-1/2), the embedding-identity CHECK and the
 claim indexes the kit's statements are written for. Each schema module spells the
 dialect's part — column-type checks (SQLite stores any value in any column), its trim and
@@ -18,8 +18,10 @@ from memory_core.domain.temporal import Precision, TemporalKind
 __all__ = [
     "CLAIM_INDEXES",
     "EMBEDDING_IDENTITY_CHECK",
+    "POSTGRES_SPELLING",
+    "SQLITE_SPELLING",
     "ColumnSpelling",
-    "claim_columns",
+    "claims_table",
     "live_slot_index",
     "scope_predicate",
     "temporal_predicate",
@@ -120,6 +122,30 @@ class ColumnSpelling(NamedTuple):
     epoch_floor: bool
 
 
+# Each logical type as the two dialects spell it, side by side (SQLite, PostgreSQL). SQLite's
+# are affinities: any value fits any column, so its checks name the NULL case and an epoch
+# time must be >= 0; PostgreSQL enforces its types, and compares identifiers byte-wise
+# (COLLATE "C") as SQLite does.
+_TYPES = {
+    "text": ("TEXT", "text"),
+    "key": ("TEXT", 'text COLLATE "C"'),
+    "real": ("REAL", "double precision"),
+    "time": ("INTEGER", "timestamptz"),
+    "int": ("INTEGER", "integer"),
+    "big": ("INTEGER", "bigint"),
+}
+SQLITE_SPELLING = ColumnSpelling(
+    types={logical: spelt[0] for logical, spelt in _TYPES.items()},
+    null_case=True,
+    epoch_floor=True,
+)
+POSTGRES_SPELLING = ColumnSpelling(
+    types={logical: spelt[1] for logical, spelt in _TYPES.items()},
+    null_case=False,
+    epoch_floor=False,
+)
+
+
 # The claim table's columns both dialects declare, in two runs around `source_entry_ids`
 # (an array in one dialect, JSON text in the other), which the dialect declares itself.
 _BEFORE_SOURCES = (
@@ -187,14 +213,24 @@ def _declare(column: _Column, spelling: ColumnSpelling) -> str:
     return line + ","
 
 
-def claim_columns(spelling: ColumnSpelling, *, sources: str) -> str:
-    """The column lines of `agent_memory` from `kind` to `conflict_state` in `spelling`,
-    with `sources` (the dialect's `source_entry_ids` line) in its place; each line ends with
-    a comma, for the dialect's own key columns before and table constraints after."""
-    return "\n".join(
+def claims_table(
+    spelling: ColumnSpelling, *, keys: str, sources: str, checks: Sequence[str]
+) -> str:
+    """`CREATE TABLE agent_memory` in `spelling`: the dialect's key column lines (`keys`,
+    each ending with a comma), every claim column from `kind` to `conflict_state` with
+    `sources` (the dialect's `source_entry_ids` line) in its place, the dialect's table
+    `checks`, and the embedding identity check."""
+    columns = "\n".join(
         (
             *(_declare(column, spelling) for column in _BEFORE_SOURCES),
             f"  {sources},",
             *(_declare(column, spelling) for column in _AFTER_SOURCES),
         )
     )
+    constraints = "".join(f"  {check},\n" for check in checks)
+    return f"""
+CREATE TABLE agent_memory (
+{keys}
+{columns}
+{constraints}  {EMBEDDING_IDENTITY_CHECK}
+)"""

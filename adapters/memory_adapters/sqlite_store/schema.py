@@ -72,31 +72,18 @@ def scope_valid(p: str = "") -> str:
     )
 
 
-# SQLite stores any value in any column: its types are affinities, and the checks name NULL.
-_SPELLING = ddl.ColumnSpelling(
-    types={
-        "text": "TEXT",
-        "key": "TEXT",
-        "real": "REAL",
-        "time": "INTEGER",
-        "int": "INTEGER",
-        "big": "INTEGER",
-    },
-    null_case=True,
-    epoch_floor=True,
-)
 _SOURCES = "source_entry_ids TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(source_entry_ids))"
 
-_CLAIMS_TABLE = f"""
-CREATE TABLE agent_memory (
+_KEYS = """\
   rid INTEGER PRIMARY KEY,  -- explicit so VACUUM never renumbers the FTS mirror's rowids
   id TEXT NOT NULL UNIQUE CHECK (length(id) BETWEEN 1 AND 128),
-  agent_id TEXT NOT NULL CHECK (length(agent_id) BETWEEN 1 AND 128),
-{ddl.claim_columns(_SPELLING, sources=_SOURCES)}
-  CHECK ({temporal_valid()}),
-  CHECK ({scope_valid()}),
-  {ddl.EMBEDDING_IDENTITY_CHECK}
-)"""
+  agent_id TEXT NOT NULL CHECK (length(agent_id) BETWEEN 1 AND 128),"""
+_CLAIMS_TABLE = ddl.claims_table(
+    ddl.SQLITE_SPELLING,
+    keys=_KEYS,
+    sources=_SOURCES,
+    checks=(f"CHECK ({temporal_valid()})", f"CHECK ({scope_valid()})"),
+)
 
 _CLAIM_INDEXES = (
     *ddl.CLAIM_INDEXES,
