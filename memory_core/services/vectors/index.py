@@ -281,10 +281,8 @@ class VectorIndex:
         its query latency is already measured: the warm-up's call would then only take the
         model's time from the next batch (issue 15)."""
         assert self._gateway is not None
-        if embedded is not None:
-            key = (embedded.provider, embedded.model)
-            if self._gateway.deadlines.profile(key).samples:
-                return embedded
+        if embedded is not None and self._gateway.latency_measured(embedded):
+            return embedded
         return await self._gateway.warm(agent_id=agent_id, deadline=deadline, cancel=cancel)
 
     async def forget(

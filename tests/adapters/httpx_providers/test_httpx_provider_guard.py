@@ -166,8 +166,8 @@ def test_a_provider_cancelling_itself_is_a_cancelled_call_not_a_cancelled_caller
 
 
 def test_a_cancelled_caller_takes_its_provider_call_down_with_it() -> None:
-    """The caller's own task cancelled (e.g. the host dropped the turn): the provider's call
-    is cancelled too, not left running behind a caller that is gone."""
+    """R-PROV-3: the caller's own task cancelled (e.g. the host dropped the turn): the
+    provider's call is cancelled too, not left running behind a caller that is gone."""
 
     class Waiting(FakeEmbeddingProvider):
         def __init__(self) -> None:

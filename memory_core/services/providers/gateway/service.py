@@ -268,6 +268,11 @@ class ProviderGateway:
         self.deadlines.record_success((embedder.provider_id, embedder.model_id), elapsed)
         return self._identity(embedder, len(vector))
 
+    def latency_measured(self, identity: EmbeddingIdentity) -> bool:
+        """Whether query embeddings of `identity`'s provider and model have a latency sample
+        (what `warm` feeds the query deadline)."""
+        return self.deadlines.profile((identity.provider, identity.model)).samples > 0
+
     async def identity(
         self, *, agent_id: str, deadline: Deadline, cancel: CancellationToken
     ) -> EmbeddingIdentity:
