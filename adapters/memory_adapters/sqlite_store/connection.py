@@ -137,9 +137,14 @@ class LockWait:
 
 
 def open_connection(
-    path: Path, *, lock_wait: LockWait, hardened: bool, synchronous: str
+    path: Path, *, lock_wait: LockWait, hardened: bool, synchronous: str, mmap_bytes: int = 0
 ) -> apsw.Connection:
-    """Open `path` with the store's per-connection settings (CONVENTIONS, Storage)."""
+    """Open `path` with the store's per-connection settings (CONVENTIONS, Storage).
+
+    `mmap_bytes` > 0 reads the file's first that many bytes through a memory map: a page
+    is then the OS page cache's own, not a copy made by a `read` call into SQLite's 2 MiB
+    page cache, which a turn's random row and index reads over a large store kept missing
+    (issue 15). Writes still go through SQLite's pager, so `secure_delete` is unchanged."""
     with translate_errors():
         conn = apsw.Connection(str(path))
         conn.set_busy_handler(lock_wait)
@@ -151,6 +156,7 @@ def open_connection(
         # (R-PRIV-3); turned off only by the forensic test's negative control.
         conn.execute(f"PRAGMA secure_delete={'ON' if hardened else 'OFF'}")
         conn.execute(f"PRAGMA synchronous={synchronous}")
+        conn.execute(f"PRAGMA mmap_size={int(mmap_bytes)}")
         conn.create_scalar_function(
             OWNER_TOKEN_FUNCTION,
             fts_owner_token,

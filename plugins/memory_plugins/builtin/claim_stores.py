@@ -34,6 +34,9 @@ class SqliteStoreOptions:
     # FULL: a committed forget survives power loss; NORMAL: only a process crash.
     synchronous: Literal["FULL", "NORMAL", "EXTRA"] = "FULL"
     repair_on_open: bool = True
+    # MiB of the database file read through a memory map (0: plain reads); see
+    # `memory_adapters.sqlite_store.ApswClaimStore`.
+    mmap_mib: int = 1024
 
 
 def _make_sqlite_store(context: FactoryContext) -> ClaimStore:
@@ -50,6 +53,7 @@ def _make_sqlite_store(context: FactoryContext) -> ClaimStore:
         busy_timeout_ms=options.busy_timeout_ms,
         loop_busy_timeout_ms=options.loop_busy_timeout_ms,
         synchronous=options.synchronous,
+        mmap_mib=options.mmap_mib,
     )
     if options.repair_on_open:
         try:
