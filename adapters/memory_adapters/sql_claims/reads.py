@@ -52,10 +52,10 @@ _LAST_LISTING: dict[tuple[str, str], dict[tuple[object, ...], Claim]] = {}
 _LAST_LISTING_AGENTS = 1_024
 # Re-validation structures every candidate of every turn (~0.1 ms a row, 50-70 rows a
 # turn), and a conversation keeps meeting the same rows. A row whose raw columns are
-# unchanged is the same claim, so structured rows are kept by their raw values — a changed
-# row (revision, lifecycle, embedding, any column) is a different key and is structured
+# unchanged is the same claim, so structured rows are kept with their raw values — a changed
+# row (revision, lifecycle, embedding, any column) no longer matches and is structured
 # afresh, and a row the query no longer returns is never looked up. The access columns are
-# the exception: every turn writes them for what it showed, so they are not in the key; a
+# the exception: every turn writes them for what it showed, so they are not compared; a
 # kept claim whose access columns moved gets just those two, converted as the rest would be.
 # Two generations of at most this many rows each: a claim no read has returned since the
 # last two rotations, a deleted one included, is no longer held (R-FORGET-1 for process
@@ -65,7 +65,10 @@ _COUNT_AT = CLAIM_COLUMNS.index("access_count")
 _SEEN_AT = CLAIM_COLUMNS.index("last_accessed")
 _ACCESS_COLUMNS = sorted((_COUNT_AT, _SEEN_AT))
 
-_Kept = tuple[Claim, object, object]  # the claim, its raw access_count and last_accessed
+_ID_AT = CLAIM_COLUMNS.index("id")
+# The raw values but the access columns, the claim, and its raw access_count and
+# last_accessed.
+_Kept = tuple[tuple[object, ...], Claim, object, object]
 
 
 def _without_access(values: Sequence[object]) -> tuple[object, ...]:
@@ -74,13 +77,15 @@ def _without_access(values: Sequence[object]) -> tuple[object, ...]:
 
 
 class _RowClaims:
-    """Structured claims by (dialect, raw row values but the access columns), in two
-    bounded generations."""
+    """Structured claims by (dialect, claim id), each with the raw values it was structured
+    from, in two bounded generations: a row is reused only when those values are unchanged.
+    Keyed by the id rather than by the values: hashing every column of every candidate row
+    (content included) cost more than the comparison that a reused row needs anyway."""
 
     def __init__(self, rows: int) -> None:
         self._rows = rows
-        self._current: dict[tuple[object, ...], _Kept] = {}
-        self._previous: dict[tuple[object, ...], _Kept] = {}
+        self._current: dict[tuple[str, object], _Kept] = {}
+        self._previous: dict[tuple[str, object], _Kept] = {}
 
     def __len__(self) -> int:
         return len(self._current) + len(self._previous)
@@ -88,7 +93,7 @@ class _RowClaims:
     def contents(self) -> set[str]:
         """Every held claim's content (for the tests of what the process still holds)."""
         return {
-            kept[0].content for part in (self._current, self._previous) for kept in part.values()
+            kept[1].content for part in (self._current, self._previous) for kept in part.values()
         }
 
     def claims(self, session: Session, rows: Iterable[Sequence[object]]) -> list[Claim]:
@@ -97,11 +102,16 @@ class _RowClaims:
         read = session.dialect.row_reader.claim
         claims: list[Claim] = []
         for values in rows:
-            key = (dialect, *_without_access(values))
+            key = (dialect, values[_ID_AT])
+            raw = _without_access(values)
             count, seen = values[_COUNT_AT], values[_SEEN_AT]
             try:
                 kept = self._current.get(key) or self._previous.get(key)
-                claim = None if kept is None else _with_access(session, kept, count, seen)
+                claim = (
+                    _with_access(session, kept, count, seen)
+                    if kept is not None and kept[0] == raw
+                    else None
+                )
                 if claim is None:
                     claim = read(values)
             except TypeError:  # a driver's unhashable column value: structured, not held
@@ -110,11 +120,11 @@ class _RowClaims:
             except CorruptRow as exc:
                 _log.warning("skipping corrupt claim row: %s", exc)
                 continue
-            self._hold(key, (claim, count, seen))
+            self._hold(key, (raw, claim, count, seen))
             claims.append(claim)
         return claims
 
-    def _hold(self, key: tuple[object, ...], kept: _Kept) -> None:
+    def _hold(self, key: tuple[str, object], kept: _Kept) -> None:
         if key not in self._current and len(self._current) >= self._rows:
             # Whole-dict swaps: a concurrent reader sees one generation or the other, and
             # at worst structures a row again.
@@ -125,7 +135,7 @@ class _RowClaims:
 def _with_access(session: Session, kept: _Kept, count: object, seen: object) -> Claim | None:
     """The kept claim with these access columns; None when one is of the wrong type (the
     whole row is then structured, and skipped as corrupt)."""
-    claim, kept_count, kept_seen = kept
+    _, claim, kept_count, kept_seen = kept
     same = (count, type(count), seen, type(seen)) == (
         kept_count,
         type(kept_count),

@@ -203,7 +203,9 @@ def _ranked(session: Session, query: LexicalQuery) -> list[FtsHit]:
     ).fetchall()
     if not scored:
         return []
-    predicates, bound = _row_predicates(query)
+    # `+m.agent_id`: the rows are found by rowid alone (one B-tree descent each), not
+    # through the (agent_id, rowid) index and then the table; the owner is still checked.
+    predicates, bound = _row_predicates(query, owner=session.dialect.owner_probe)
     scores = dict(scored)
     rows = session.execute(
         f"""SELECT m.rid, m.id, m.importance, m.created_at FROM agent_memory m
@@ -222,12 +224,12 @@ def _ranked(session: Session, query: LexicalQuery) -> list[FtsHit]:
     return _ranked_fully(session, query)
 
 
-def _row_predicates(query: LexicalQuery) -> tuple[str, list[object]]:
+def _row_predicates(query: LexicalQuery, *, owner: str = "m.agent_id") -> tuple[str, list[object]]:
     """What a hit's row must satisfy (owner, recallable, unfenced, scope, short terms) and
     its parameters."""
     scope_sql, scope_params = scope_clause(query.scope_filter)
     like_sql = "".join(" AND m.content LIKE ? ESCAPE '\\'" for _ in query.short_terms)
-    predicates = f"m.agent_id = ? AND {recallable('m.')} AND {NOT_FENCED} AND {scope_sql}"
+    predicates = f"{owner} = ? AND {recallable('m.')} AND {NOT_FENCED} AND {scope_sql}"
     likes = [like_pattern(term) for term in query.short_terms]
     return predicates + like_sql, [query.agent_id, *scope_params, *likes]
 
