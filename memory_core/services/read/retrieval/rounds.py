@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from memory_core.domain.claims import Claim, EmbeddingIdentity
+from memory_core.domain.claims import Claim, EmbeddingIdentity, EmbeddingState
 from memory_core.domain.manifest import Degradation
 from memory_core.domain.scope import ScopeFilter
 from memory_core.ports.claims import ClaimSearch, FtsHit, MatchMode
@@ -57,7 +57,7 @@ class Round:
     fts_hits: Sequence[FtsHit]
     fts_claims: list[Claim]
     vector_claims: Sequence[Claim]
-    revalidation_ms: float  # of the vector hits (the FTS hits' is part of the search)
+    revalidation_ms: float  # of the FTS and vector hits' rows (the search's own is not in it)
 
 
 def read_round(
@@ -72,25 +72,42 @@ def read_round(
     vector_ids: Sequence[str],
     identity: EmbeddingIdentity | None,
 ) -> Round:
-    """One round's store reads, in one blocking hop: the FTS hits and their authoritative
-    rows, and the rows of the vector hits ready in the certified identity (R-READ-3)."""
+    """One round's store reads, in one blocking hop: the FTS hits, then the authoritative
+    rows of the FTS and the vector hits in one re-validation (R-READ-3) — a vector hit's
+    row only counts when it is ready in the certified identity, judged on the row read."""
     hits: Sequence[FtsHit] = ()
-    fts_claims: Sequence[Claim] = ()
     if terms:
         hits = store.search_fts(
             agent, terms, scope_filter=scope_filter, limit=fts_limit, match_mode=match_mode
         )
-        ids = [hit.claim_id for hit in hits]
-        fts_claims = store.list_applicable_by_ids(agent, ids, scope_filter=scope_filter)
+    fts_ids = [hit.claim_id for hit in hits]
     started = clock.monotonic()
-    vector_claims: Sequence[Claim] = ()
-    if vector_ids:
-        vector_claims = store.list_applicable_by_ids(
-            agent, vector_ids, scope_filter=scope_filter, embedding=identity
-        )
+    wanted = [*fts_ids, *vector_ids] if identity is not None else fts_ids
+    by_id = (
+        {
+            claim.id: claim
+            for claim in store.list_applicable_by_ids(agent, wanted, scope_filter=scope_filter)
+        }
+        if wanted
+        else {}
+    )
+    vector_claims = (
+        [
+            claim
+            for claim_id in vector_ids
+            if (claim := by_id.get(claim_id)) is not None and _ready_in(claim, identity)
+        ]
+        if identity is not None
+        else []
+    )
     return Round(
         fts_hits=hits,
-        fts_claims=list(fts_claims),
+        fts_claims=[by_id[claim_id] for claim_id in fts_ids if claim_id in by_id],
         vector_claims=vector_claims,
         revalidation_ms=elapsed_ms(clock, started),
     )
+
+
+def _ready_in(claim: Claim, identity: EmbeddingIdentity) -> bool:
+    """The row's vector is the one the certified namespace scanned: ready, same identity."""
+    return claim.embedding_state is EmbeddingState.READY and claim.embedding == identity
