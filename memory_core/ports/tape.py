@@ -25,6 +25,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 import attrs
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
+from memory_core.domain.enums import member_of
 from memory_core.domain.errors import ValidationError
 from memory_core.domain.temporal import require_utc
 
@@ -73,9 +74,13 @@ class AnchorKind(StrEnum):
 
 
 def _enum(field: str, enum: type[E]) -> Any:
+    # `member_of`'s dict answers a member or its value; `enum(value)` cost ~0.6 µs for each
+    # of three fields of every entry a tape reads (issue 15: ingestion reads every message).
+    lookup = member_of(enum)
+
     def convert(value: object) -> E:
         try:
-            return enum(value)
+            return lookup(value)
         except ValueError:
             allowed = ", ".join(member.value for member in enum)
             raise ValidationError(field, f"must be one of {allowed}") from None
