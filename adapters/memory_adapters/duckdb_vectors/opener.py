@@ -97,9 +97,15 @@ def republish(
 ) -> Opened:
     """Publish a fresh, empty v2 store (replacing any) and open it. Legacy files go too,
     the scrub marker and the snapshot: the file they stood for is gone."""
-    publish(files, identity, abort=abort, on_step=on_step, bind=bind)
-    remove_quietly(files.v1, files.v1_wal, files.scrub, files.snapshot)
-    return open_v2(files, after_publish=True)
+    # One DuckDB instance builds the file and then holds it open (see `open_v2`).
+    instance = connect(None)
+    try:
+        publish(files, identity, abort=abort, on_step=on_step, bind=bind, instance=instance)
+        remove_quietly(files.v1, files.v1_wal, files.scrub, files.snapshot)
+        return open_v2(files, after_publish=True, instance=instance)
+    except BaseException:
+        instance.close()
+        raise
 
 
 def create_in_memory(identity: EmbeddingIdentity) -> Opened:

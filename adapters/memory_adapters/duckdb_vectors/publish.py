@@ -21,7 +21,14 @@ from memory_core.domain.errors import StoreError, StoreQuarantined
 
 from .files import StoreFiles, fsync_directory, remove_quietly
 from .guard import AbortFlag
-from .schema import UnusableStore, connect, create_schema, read_identity, sql_literal
+from .schema import (
+    FILE_MEMORY_LIMIT,
+    UnusableStore,
+    connect,
+    create_schema,
+    read_identity,
+    sql_literal,
+)
 
 __all__ = ["STAGE", "Populate", "StepHook", "compact", "open_v2", "publish"]
 
@@ -41,15 +48,18 @@ def publish(
     on_step: StepHook,
     bind: Callable[[duckdb.DuckDBPyConnection | None], None],
     populate: Populate | None = None,
+    instance: duckdb.DuckDBPyConnection | None = None,
 ) -> None:
     """Build a v2 store for `identity` at staging and rename it into place.
 
     `bind` is told the working connection so the guard can interrupt it. Any existing v2
-    file (whose connection the caller has closed) is replaced.
+    file (whose connection the caller has closed) is replaced. The staging file is built
+    through `instance` (an in-memory connection the caller keeps, to open the published
+    file in: `open_v2`), else through one made and closed here.
     """
     files.root.mkdir(parents=True, exist_ok=True)
     remove_quietly(files.staging, files.staging_wal)
-    conn = connect(None)
+    conn = connect(None) if instance is None else instance
     bind(conn)
     try:
         conn.execute(f"ATTACH {sql_literal(str(files.staging))} AS {STAGE}")
@@ -69,7 +79,8 @@ def publish(
         conn.execute(f"DETACH {STAGE}")
     finally:
         bind(None)
-        conn.close()
+        if instance is None:
+            conn.close()
     on_step("staging-closed")
     if files.staging_wal.exists():
         raise StoreError("staged vector store left a WAL after its checkpoint")
@@ -119,7 +130,7 @@ def compact(
 
 
 def open_v2(
-    files: StoreFiles, *, after_publish: bool
+    files: StoreFiles, *, after_publish: bool, instance: duckdb.DuckDBPyConnection | None = None
 ) -> tuple[duckdb.DuckDBPyConnection, EmbeddingIdentity]:
     """Open and self-check the v2 file.
 
@@ -127,9 +138,14 @@ def open_v2(
     failure: the quarantine marker is written and StoreQuarantined raised (the next process
     recovers). A file that opens but is not a valid v2 store raises UnusableStore, which the
     caller answers by publishing a fresh store.
+
+    Given `instance` (the in-memory connection that just published the file), the file is
+    attached to it and made its default database, with the file connection's memory limit:
+    starting a second DuckDB instance cost a new agent's first embeddings ~11 ms of CPU
+    beside the model (issue 15). Closing the connection closes the file as before.
     """
     try:
-        conn = connect(files.v2)
+        conn = connect(files.v2) if instance is None else _attached(instance, files)
     except duckdb.Error as exc:
         files.write_marker(f"open failed: {type(exc).__name__}")
         raise StoreQuarantined(
@@ -148,3 +164,13 @@ def open_v2(
         files.write_marker(f"self-check failed: {type(exc).__name__}")
         raise StoreQuarantined(f"vector store self-check failed ({type(exc).__name__})") from exc
     return conn, identity
+
+
+_PUBLISHED = "published"
+
+
+def _attached(instance: duckdb.DuckDBPyConnection, files: StoreFiles) -> duckdb.DuckDBPyConnection:
+    instance.execute(f"ATTACH {sql_literal(str(files.v2))} AS {_PUBLISHED}")
+    instance.execute(f"USE {_PUBLISHED}")
+    instance.execute(f"SET memory_limit = '{FILE_MEMORY_LIMIT}'")
+    return instance

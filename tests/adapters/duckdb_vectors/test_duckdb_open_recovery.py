@@ -13,7 +13,7 @@ from duckdb_vector_support import IDENTITY
 
 from memory_adapters.duckdb_vectors import DuckDBVectorStore
 from memory_adapters.duckdb_vectors.files import StoreFiles
-from memory_adapters.duckdb_vectors.schema import connect, create_schema
+from memory_adapters.duckdb_vectors.schema import FILE_MEMORY_LIMIT, connect, create_schema
 from memory_core.domain.claims import EmbeddingIdentity
 from memory_core.domain.errors import StoreQuarantined
 from memory_core.ports.vectors import VectorHealth
@@ -50,6 +50,38 @@ def test_first_upsert_publishes_a_v2_file_with_one_meta_row(
         assert indexes == [(0,)]  # no secondary (approximate) index, only the key
     finally:
         conn.close()
+
+
+def test_a_new_agents_store_is_held_by_the_instance_that_published_it(
+    open_store: Opener, calls: Calls, root: Path
+) -> None:
+    """R-VEC-2, issue 15: the published file is attached to the connection that built it, as
+    its default database with the file store's memory limit; what is written then survives
+    a clean close (no WAL left) and a reopen by a fresh connection."""
+
+    async def scenario() -> None:
+        store = open_store()
+        await store.upsert("a", IDENTITY, {"x": [1, 0, 0, 0]}, **calls())
+        conn = store._agents.get("a").store.conn
+        (path,) = conn.execute(
+            "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+        ).fetchall()[0]
+        assert Path(path) == root / "a.v2.duckdb"
+        limit = conn.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        expected = (
+            duckdb.connect(config={"memory_limit": FILE_MEMORY_LIMIT})
+            .execute("SELECT current_setting('memory_limit')")
+            .fetchall()[0][0]
+        )
+        assert limit == expected
+        await store.upsert("a", IDENTITY, {"y": [0, 1, 0, 0]}, **calls())
+        await store.aclose()
+        assert names(root) == ["a.v2.duckdb"]
+        reopened = open_store()
+        assert sorted(await reopened.list_ids("a", **calls())) == ["x", "y"]
+        await reopened.aclose()
+
+    asyncio.run(scenario())
 
 
 def test_read_only_calls_never_create_files(open_store: Opener, calls: Calls, root: Path) -> None:
