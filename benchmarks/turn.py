@@ -30,12 +30,12 @@ Then, query by query and alternately (a noisy neighbour slows all alike), it tim
     exact top-10 over the same normalised matrix, each timed alone.
 
 p50/p95 of each, the ratios ours / baseline, and the stage breakdown of our turn: the
-retrieval diagnostics' stages (`StageTimings`) and "other": the FTS search, its
-re-validation and lexical rank (no stage of their own), the one read of the directives, the
-stored working projection and the persona — plus the claims listing when that row must be
-rebuilt — the allocator and assembly, and whatever of the access and anchor writes of
-earlier turns runs inside this one (access counts are coalesced per session, see
-`memory_core.services.read.bookkeeping`).
+retrieval diagnostics' stages (`StageTimings`; `revalidation` is the one read of the FTS and
+vector hits' rows) and "other": the FTS search and lexical rank (no stage of their own), the
+one read of the directives, the stored working projection and the persona — plus the claims
+listing when that row must be rebuilt — the allocator and assembly, and whatever of the
+access and anchor writes of earlier turns runs inside this one (access counts are coalesced
+per session, see `memory_core.services.read.bookkeeping`).
 Results: a table on stdout, progress on stderr, JSON to `benchmarks/results/turn.json`.
 """
 
