@@ -22,8 +22,6 @@ from memory_core.services.read.retrieval.rounds import Round, read_round
 A = "agent-a"
 CERTIFIED = EmbeddingIdentity(provider="p", model="m-v2", dim=4)
 OLDER = EmbeddingIdentity(provider="p", model="m-v1", dim=4)
-
-
 CLOCK = ManualClock()
 Store = InMemoryClaimStore | ApswClaimStore
 

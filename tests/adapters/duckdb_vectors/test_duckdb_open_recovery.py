@@ -68,11 +68,8 @@ def test_a_new_agents_store_is_held_by_the_instance_that_published_it(
         ).fetchall()[0]
         assert Path(path) == root / "a.v2.duckdb"
         limit = conn.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
-        expected = (
-            duckdb.connect(config={"memory_limit": FILE_MEMORY_LIMIT})
-            .execute("SELECT current_setting('memory_limit')")
-            .fetchall()[0][0]
-        )
+        with duckdb.connect(config={"memory_limit": FILE_MEMORY_LIMIT}) as probe:
+            expected = probe.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
         assert limit == expected
         await store.upsert("a", IDENTITY, {"y": [0, 1, 0, 0]}, **calls())
         await store.aclose()
