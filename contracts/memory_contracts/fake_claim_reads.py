@@ -25,10 +25,6 @@ __all__ = ["MAX_SEARCH_TERMS", "FakeClaimSearch", "FakeEmbeddingBookkeeping"]
 MAX_SEARCH_TERMS = 32  # the SQL stores read at most this many terms, too
 
 
-def _ready_with(claim: Claim, identity: EmbeddingIdentity) -> bool:
-    return claim.embedding_state is EmbeddingState.READY and claim.embedding == identity
-
-
 def _kept(claim: Claim | None) -> bool:
     """A cleanup's claim that keeps its vector: recallable and READY (fenced: not found)."""
     return (
@@ -71,7 +67,7 @@ class FakeClaimSearch(FakeStoreBase):
         rows = self._open().recallable(agent_id, claim_ids)
         rows = [claim for claim in rows if scope_filter.admits(claim.scope)]
         if embedding is not None:
-            rows = [claim for claim in rows if _ready_with(claim, embedding)]
+            rows = [claim for claim in rows if claim.is_ready_in(embedding)]
         return [claim for claim in rows if wanted.get(claim.id, claim.revision) == claim.revision]
 
     def record_access(self, agent_id: str, claim_ids: Sequence[str], *, now: datetime) -> int:
@@ -92,7 +88,7 @@ class FakeEmbeddingBookkeeping(FakeStoreBase):
 
     def list_ready_ids(self, agent_id: str, identity: EmbeddingIdentity) -> Sequence[str]:
         rows = self._open().visible(agent_id, recallable=True)
-        return sorted(c.id for c in rows if _ready_with(c, identity))
+        return sorted(c.id for c in rows if c.is_ready_in(identity))
 
     def reset_embeddings(
         self, agent_id: str, claim_ids: Sequence[str] | None, *, now: datetime

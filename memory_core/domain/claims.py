@@ -253,6 +253,11 @@ class Claim:
             and not self.kind.is_internal
         )
 
+    def is_ready_in(self, identity: EmbeddingIdentity) -> bool:
+        """Its vector is the one `identity`'s namespace holds: embedded, in that identity
+        (what re-validation asks of a vector hit, R-READ-3)."""
+        return self.embedding_state is EmbeddingState.READY and self.embedding == identity
+
     @property
     def temporal_kind(self) -> TemporalKind:
         return self.temporal.kind

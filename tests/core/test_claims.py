@@ -130,6 +130,26 @@ def test_recallable_means_active_not_superseded_not_internal(
     assert stored.is_recallable is recallable
 
 
+_VECTORS = EmbeddingIdentity(provider="p", model="m-v2", dim=4)
+
+
+@pytest.mark.parametrize(
+    ("state", "identity", "ready"),
+    [
+        (EmbeddingState.READY, _VECTORS, True),
+        (EmbeddingState.READY, EmbeddingIdentity(provider="p", model="m-v1", dim=4), False),
+        (EmbeddingState.READY, EmbeddingIdentity(provider="p", model="m-v2", dim=8), False),
+        (EmbeddingState.ERROR, _VECTORS, False),
+        (EmbeddingState.PENDING, None, False),
+    ],
+)
+def test_a_claim_is_ready_only_in_the_identity_it_was_embedded_with(
+    state: EmbeddingState, identity: EmbeddingIdentity | None, ready: bool
+) -> None:
+    """R-READ-3: a vector hit counts only while its row holds that namespace's vector."""
+    assert claim(embedding_state=state, embedding=identity).is_ready_in(_VECTORS) is ready
+
+
 def test_only_persona_and_working_are_internal_kinds() -> None:
     """R-DOM-1: persona and working rows are internal projections; the rest are claims."""
     assert {kind for kind in ClaimKind if kind.is_internal} == {

@@ -137,14 +137,14 @@ class LockWait:
 
 
 def open_connection(
-    path: Path, *, lock_wait: LockWait, hardened: bool, synchronous: str, mmap_bytes: int = 0
+    path: Path, *, lock_wait: LockWait, hardened: bool, synchronous: str, mmap_bytes: int
 ) -> apsw.Connection:
     """Open `path` with the store's per-connection settings (CONVENTIONS, Storage).
 
-    `mmap_bytes` > 0 reads the file's first that many bytes through a memory map: a page
-    is then the OS page cache's own, not a copy made by a `read` call into SQLite's 2 MiB
-    page cache, which a turn's random row and index reads over a large store kept missing
-    (issue 15). Writes still go through SQLite's pager, so `secure_delete` is unchanged."""
+    `mmap_bytes` > 0 reads the file's first that many bytes through a memory map (0: none):
+    a page is then the OS page cache's own, not a copy made by a `read` call into SQLite's
+    2 MiB page cache, which a turn's random row and index reads over a large store kept
+    missing (issue 15). Writes still go through SQLite's pager, so `secure_delete` is unchanged."""
     with translate_errors():
         conn = apsw.Connection(str(path))
         conn.set_busy_handler(lock_wait)

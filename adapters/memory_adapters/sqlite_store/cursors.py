@@ -55,6 +55,8 @@ class SqliteCursorStore:
             lock_wait=LockWait(timeout_ms=busy_timeout_ms, loop_timeout_ms=loop_busy_timeout_ms),
             hardened=True,
             synchronous="FULL",
+            # It reads one row of a small table per call: nothing a map would save.
+            mmap_bytes=0,
         )
         with translate_errors():
             migrate(self._conn, now_ms=self._now_ms())

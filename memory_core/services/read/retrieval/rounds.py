@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from memory_core.domain.claims import Claim, EmbeddingIdentity, EmbeddingState
+from memory_core.domain.claims import Claim, EmbeddingIdentity
 from memory_core.domain.manifest import Degradation
 from memory_core.domain.scope import ScopeFilter
 from memory_core.ports.claims import ClaimSearch, FtsHit, MatchMode
@@ -82,32 +82,19 @@ def read_round(
         )
     fts_ids = [hit.claim_id for hit in hits]
     started = clock.monotonic()
-    wanted = [*fts_ids, *vector_ids] if identity is not None else fts_ids
-    by_id = (
-        {
-            claim.id: claim
-            for claim in store.list_applicable_by_ids(agent, wanted, scope_filter=scope_filter)
-        }
-        if wanted
-        else {}
-    )
-    vector_claims = (
-        [
-            claim
-            for claim_id in vector_ids
-            if (claim := by_id.get(claim_id)) is not None and _ready_in(claim, identity)
-        ]
-        if identity is not None
-        else []
-    )
+    # Vector hits exist only under a certificate; without one no vector row is read.
+    wanted = fts_ids if identity is None else [*fts_ids, *vector_ids]
+    found = store.list_applicable_by_ids(agent, wanted, scope_filter=scope_filter) if wanted else ()
+    by_id = {claim.id: claim for claim in found}
+    vector_claims: list[Claim] = []
+    if identity is not None:
+        for claim_id in vector_ids:
+            claim = by_id.get(claim_id)
+            if claim is not None and claim.is_ready_in(identity):
+                vector_claims.append(claim)
     return Round(
         fts_hits=hits,
         fts_claims=[by_id[claim_id] for claim_id in fts_ids if claim_id in by_id],
         vector_claims=vector_claims,
         revalidation_ms=elapsed_ms(clock, started),
     )
-
-
-def _ready_in(claim: Claim, identity: EmbeddingIdentity) -> bool:
-    """The row's vector is the one the certified namespace scanned: ready, same identity."""
-    return claim.embedding_state is EmbeddingState.READY and claim.embedding == identity
