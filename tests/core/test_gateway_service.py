@@ -466,6 +466,27 @@ def test_batch_embedding_is_split_into_requests_of_fifty_in_order(clock) -> None
     assert batch.identity.dim == 16
 
 
+def test_batch_requests_take_texts_of_like_length_together(clock) -> None:
+    """Issue 15: a request pads to its longest text, so the requests take the texts shortest
+    first (stable among equals); the vectors still come back in input order."""
+    fake = FakeEmbeddingProvider()
+    gateway = ProviderGateway(
+        clock=clock, embedder=fake, settings=MemorySettings(embedding_batch_size=3)
+    )
+    texts = ["a long sentence here", "tiny", "mid size", "x", "also tiny", "yy", "mid text"]
+    batch = asyncio.run(
+        gateway.embed_batch(
+            agent_id="a1", texts=texts, deadline=Deadline.after(clock, 60), cancel=_token()
+        )
+    )
+    assert [list(call.texts) for call in fake.calls] == [
+        ["x", "yy", "tiny"],
+        ["mid size", "mid text", "also tiny"],
+        ["a long sentence here"],
+    ]
+    assert batch.vectors == tuple(fake.vector(text) for text in texts)
+
+
 def test_blank_batch_texts_are_refused_before_any_request(clock) -> None:
     fake = FakeEmbeddingProvider()
     gateway = ProviderGateway(clock=clock, embedder=fake, settings=MemorySettings())
@@ -693,7 +714,8 @@ def test_a_vector_of_the_wrong_dimension_is_refused_alone_and_the_rest_are_store
         now=clock.now(),
     )
     ids = [outcome.claim.id for outcome in outcomes if outcome.claim is not None]
-    with pytest.raises(ProviderResponseError, match="vector 2 of 4 has dimension 15 instead"):
+    # The poison is the longest of its four texts, so its request asks for it last.
+    with pytest.raises(ProviderResponseError, match="vector 3 of 4 has dimension 15 instead"):
         asyncio.run(
             gateway.embed_batch(
                 agent_id="a",

@@ -226,23 +226,29 @@ class ProviderGateway:
         """Vectors for `texts` in order, `embedding_batch_size` per request, all or nothing.
 
         Each request gets the batch deadline (30 s), cut short by the caller's. No breaker.
+        The requests take the texts shortest first: a model pads every text of a request to
+        its longest, so texts of like length side by side waste the least compute (issue 15:
+        3-4 % of MiniLM's time on a drain batch of mixed sentences). Length in characters
+        stands for length in tokens, which only the provider knows.
         """
         require_call_args(deadline, cancel)
         embedder = self._require_embedder()
         for index, text in enumerate(texts):
             if not isinstance(text, str) or not text.strip():
                 raise ValidationError(f"texts[{index}]", "must be a non-blank string")
-        vectors: list[tuple[float, ...]] = []
-        for start in range(0, len(texts), self._batch_size):
-            vectors.extend(
-                await self._embed(
-                    list(texts[start : start + self._batch_size]),
-                    agent_id=agent_id,
-                    purpose=EmbeddingPurpose.BATCH,
-                    cancel=cancel,
-                    deadline=self._within(self._timeouts.batch_seconds, deadline),
-                )
+        order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
+        vectors: list[tuple[float, ...]] = [()] * len(texts)
+        for start in range(0, len(order), self._batch_size):
+            request = order[start : start + self._batch_size]
+            answered = await self._embed(
+                [texts[index] for index in request],
+                agent_id=agent_id,
+                purpose=EmbeddingPurpose.BATCH,
+                cancel=cancel,
+                deadline=self._within(self._timeouts.batch_seconds, deadline),
             )
+            for index, vector in zip(request, answered, strict=True):
+                vectors[index] = vector
         if not vectors:
             identity = await self.identity(agent_id=agent_id, deadline=deadline, cancel=cancel)
             return EmbeddedBatch(identity=identity, vectors=())
