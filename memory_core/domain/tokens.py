@@ -14,7 +14,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["estimate_tokens", "is_cjk_like", "token_weight", "tokens_for_weight"]
+__all__ = [
+    "estimate_tokens",
+    "is_cjk_like",
+    "longest_prefix_within",
+    "token_weight",
+    "tokens_for_weight",
+    "weight_for_tokens",
+]
 
 _CJK_RANGES = (
     (0x1100, 0x11FF),  # Hangul Jamo
@@ -46,6 +53,31 @@ def token_weight(text: str) -> int:
 def tokens_for_weight(weight: int) -> int:
     """The estimate of a text whose `token_weight` is `weight`."""
     return -(-weight // 4)
+
+
+def weight_for_tokens(tokens: int) -> int:
+    """The largest weight whose estimate is at most `tokens` (`tokens_for_weight`'s inverse)."""
+    return 4 * tokens
+
+
+def longest_prefix_within(text: str, weight: int) -> int:
+    """The largest `k` with `token_weight(text[:k]) <= weight`, in one pass over the CJK runs:
+    a budget cut searching prefixes re-measured each one from its start."""
+    if weight <= 0:
+        return 0
+    if text.isascii():
+        return min(len(text), weight)
+    heavy = 1 + _CJK_EXTRA
+    spent = at = 0  # spent is token_weight(text[:at])
+    for run in _CJK_RUN.finditer(text):
+        start, end = run.span()
+        if spent + start - at >= weight:  # the cut falls among the plain code points
+            return at + weight - spent
+        spent, at = spent + start - at, start
+        if spent + heavy * (end - start) > weight:  # ...or inside this run
+            return at + (weight - spent) // heavy
+        spent, at = spent + heavy * (end - start), end
+    return min(len(text), at + weight - spent)
 
 
 def estimate_tokens(text: str) -> int:

@@ -224,6 +224,39 @@ def test_persona_is_cut_to_the_longest_prefix_that_fits_its_share() -> None:
     assert estimate_tokens(contribution.text or "") <= 300
 
 
+@pytest.mark.parametrize("lane", ["persona", "working"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        " ".join(f"word{i}" for i in range(400)),
+        " ".join(f"猫{i}她的猫叫小白 note" for i in range(120)),
+        "한국어" * 300,
+    ],
+    ids=["ascii", "mixed", "hangul"],
+)
+def test_a_cut_section_is_the_longest_prefix_of_its_allocation(lane: str, body: str) -> None:
+    """R-READ-5: one more code point of the body would overrun the lane's allocation."""
+    contribution = assemble(
+        ContributionRequest(total_budget=300, **{lane: body}), settings=MemorySettings()
+    )
+    allocation = contribution.manifest.allocation
+    assert allocation["truncated"] == [lane]
+    title = {"persona": "Self-Model", "working": "Working Memory"}[lane]
+    text = contribution.memory_text or ""
+    kept = text.split(f"## {title}\n{OPEN}\n", 1)[1].split(f"\n{CLOSE}", 1)[0]
+    allowed = allocation["allocated"][lane]
+
+    def section(part: str) -> int:
+        return estimate_tokens(f"## {title}\n{OPEN}\n{part}\n{CLOSE}")
+
+    assert body.startswith(kept)
+    assert section(kept) <= allowed
+    longest = len(kept)
+    while longest < len(body) and body[longest].isspace():  # the cut is right-stripped
+        longest += 1
+    assert section(body[: longest + 1]) > allowed
+
+
 def test_prior_drops_are_carried_into_the_manifest() -> None:
     prior = (DroppedItem(id="gone", kind="semantic", reason=DropReason.SUPPRESSED),)
     manifest = assemble(

@@ -9,7 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memory_core.domain import tokens
-from memory_core.domain.tokens import estimate_tokens, is_cjk_like, token_weight, tokens_for_weight
+from memory_core.domain.tokens import (
+    estimate_tokens,
+    is_cjk_like,
+    longest_prefix_within,
+    token_weight,
+    tokens_for_weight,
+    weight_for_tokens,
+)
 
 
 @pytest.mark.parametrize(
@@ -125,3 +132,23 @@ def test_weights_add_over_concatenation(left: str, right: str) -> None:
     """R-READ-5: what lets a caller add up pieces instead of re-measuring the whole."""
     assert token_weight(left + right) == token_weight(left) + token_weight(right)
     assert tokens_for_weight(token_weight(left + right)) == estimate_tokens(left + right)
+
+
+_MIXED = st.lists(
+    st.one_of(st.text(), st.sampled_from(_EDGES), st.text(alphabet="猫ねカ한 abc\n")),
+    max_size=20,
+).map("".join)
+
+
+@given(_MIXED, st.integers(min_value=-3, max_value=400))
+def test_the_longest_prefix_within_a_weight_is_the_searched_one(text: str, weight: int) -> None:
+    """R-READ-5: a budget cut keeps exactly the prefixes a search by `token_weight` keeps."""
+    fitting = [k for k in range(len(text) + 1) if token_weight(text[:k]) <= weight]
+    assert longest_prefix_within(text, weight) == max(fitting, default=0)
+
+
+@given(st.integers(min_value=0, max_value=10_000))
+def test_weight_for_tokens_is_the_largest_weight_of_that_estimate(tokens_: int) -> None:
+    """R-READ-5: `weight <= weight_for_tokens(n)` exactly when the estimate is at most n."""
+    top = weight_for_tokens(tokens_)
+    assert tokens_for_weight(top) <= tokens_ < tokens_for_weight(top + 1)

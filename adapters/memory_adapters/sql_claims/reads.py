@@ -66,14 +66,21 @@ _SEEN_AT = CLAIM_COLUMNS.index("last_accessed")
 _ACCESS_COLUMNS = sorted((_COUNT_AT, _SEEN_AT))
 
 _ID_AT = CLAIM_COLUMNS.index("id")
-# The raw values but the access columns, the claim, and its raw access_count and
-# last_accessed.
-_Kept = tuple[tuple[object, ...], Claim, object, object]
+# The raw values a claim was structured from, and the claim.
+_Kept = tuple[tuple[object, ...], Claim]
 
 
 def _without_access(values: Sequence[object]) -> tuple[object, ...]:
     first, second = _ACCESS_COLUMNS
     return (*values[:first], *values[first + 1 : second], *values[second + 1 :])
+
+
+def _same_access_types(values: Sequence[object], kept: Sequence[object]) -> bool:
+    # Equal is not enough for the access columns: 1 == 1.0 == True, and the reader accepts
+    # only some of those types.
+    return type(values[_COUNT_AT]) is type(kept[_COUNT_AT]) and type(values[_SEEN_AT]) is type(
+        kept[_SEEN_AT]
+    )
 
 
 class _RowClaims:
@@ -101,17 +108,12 @@ class _RowClaims:
         dialect = type(session.dialect).__qualname__
         read = session.dialect.row_reader.claim
         claims: list[Claim] = []
-        for values in rows:
+        for row in rows:
+            values = tuple(row)
             key = (dialect, values[_ID_AT])
-            raw = _without_access(values)
-            count, seen = values[_COUNT_AT], values[_SEEN_AT]
             try:
                 kept = self._current.get(key) or self._previous.get(key)
-                claim = (
-                    _with_access(session, kept, count, seen)
-                    if kept is not None and kept[0] == raw
-                    else None
-                )
+                claim = None if kept is None else _reused(session, values, kept)
                 if claim is None:
                     claim = read(values)
             except TypeError:  # a driver's unhashable column value: structured, not held
@@ -120,7 +122,7 @@ class _RowClaims:
             except CorruptRow as exc:
                 _log.warning("skipping corrupt claim row: %s", exc)
                 continue
-            self._hold(key, (raw, claim, count, seen))
+            self._hold(key, (values, claim))
             claims.append(claim)
         return claims
 
@@ -132,22 +134,22 @@ class _RowClaims:
         self._current[key] = kept
 
 
-def _with_access(session: Session, kept: _Kept, count: object, seen: object) -> Claim | None:
-    """The kept claim with these access columns; None when one is of the wrong type (the
-    whole row is then structured, and skipped as corrupt)."""
-    _, claim, kept_count, kept_seen = kept
-    same = (count, type(count), seen, type(seen)) == (
-        kept_count,
-        type(kept_count),
-        kept_seen,
-        type(kept_seen),
-    )
-    if same:
+def _reused(session: Session, values: tuple[object, ...], kept: _Kept) -> Claim | None:
+    """The kept claim for these values: itself when every column is unchanged (most rows,
+    compared in one step), with the new access columns when only those moved, else None
+    (the row is structured afresh; also when an access column is of the wrong type, so the
+    row is then skipped as corrupt)."""
+    held, claim = kept
+    if not _same_access_types(values, held):
+        return None
+    if values == held:
         return claim
+    if _without_access(values) != _without_access(held):
+        return None
     read = session.dialect.row_reader.claim_column
     try:
-        access_count = read("access_count", count)
-        last_accessed = read("last_accessed", seen)
+        access_count = read("access_count", values[_COUNT_AT])
+        last_accessed = read("last_accessed", values[_SEEN_AT])
     except (TypeError, ValueError, OverflowError):
         return None
     return attrs.evolve(claim, access_count=access_count, last_accessed_at=last_accessed)

@@ -51,7 +51,13 @@ from memory_core.domain.manifest import (
     SelectedItem,
     SelectionManifest,
 )
-from memory_core.domain.tokens import estimate_tokens, token_weight, tokens_for_weight
+from memory_core.domain.tokens import (
+    estimate_tokens,
+    longest_prefix_within,
+    token_weight,
+    tokens_for_weight,
+    weight_for_tokens,
+)
 from memory_core.services.read.sanitizer import sanitize
 from memory_core.services.read.scoring import ScoredItem
 from memory_core.settings import MemorySettings
@@ -247,14 +253,8 @@ def _longest_prefix(lane: Lane, body: str, budget: int, weigh: _Weigh) -> str:
     """The longest prefix of `body` whose section fits `budget`; '' if not even one code point."""
     if _section_tokens(lane, body, weigh) <= budget:
         return body
-    low, high = 0, len(body)  # the section grows with the prefix: binary search
-    while low < high:
-        middle = (low + high + 1) // 2
-        if _section_tokens(lane, body[:middle]) <= budget:
-            low = middle
-        else:
-            high = middle - 1
-    return body[:low].rstrip()
+    cut = longest_prefix_within(body, weight_for_tokens(budget) - _FRAME_WEIGHT[lane])
+    return body[:cut].rstrip()
 
 
 def _recall_line(memory: RecalledMemory) -> str:
