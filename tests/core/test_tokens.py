@@ -113,12 +113,13 @@ def test_the_compiled_class_is_exactly_the_ranges() -> None:
 _EDGES = [chr(code) for low, high in tokens._CJK_RANGES for code in (low - 1, low, high, high + 1)]
 
 
-@given(
-    st.lists(
-        st.one_of(st.text(), st.sampled_from(_EDGES), st.text(alphabet="猫ねカ한 abc\n")),
-        max_size=20,
-    ).map("".join)
-)
+_MIXED = st.lists(
+    st.one_of(st.text(), st.sampled_from(_EDGES), st.text(alphabet="猫ねカ한 abc\n")),
+    max_size=20,
+).map("".join)
+
+
+@given(_MIXED)
 def test_the_fast_estimator_equals_the_character_by_character_one(text: str) -> None:
     """R-READ-5: the ASCII fast path and the one-regex CJK count change no estimate."""
     assert estimate_tokens(text) == _character_by_character(text)
@@ -132,12 +133,6 @@ def test_weights_add_over_concatenation(left: str, right: str) -> None:
     """R-READ-5: what lets a caller add up pieces instead of re-measuring the whole."""
     assert token_weight(left + right) == token_weight(left) + token_weight(right)
     assert tokens_for_weight(token_weight(left + right)) == estimate_tokens(left + right)
-
-
-_MIXED = st.lists(
-    st.one_of(st.text(), st.sampled_from(_EDGES), st.text(alphabet="猫ねカ한 abc\n")),
-    max_size=20,
-).map("".join)
 
 
 @given(_MIXED, st.integers(min_value=-3, max_value=400))
