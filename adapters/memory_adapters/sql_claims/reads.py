@@ -36,6 +36,7 @@ __all__ = [
     "list_derivations",
     "list_pending_embeddings",
     "list_ready_ids",
+    "revalidated",
 ]
 
 # Rows read per slot lookup: the newest valid one wins, and a corrupt newest row must not
@@ -156,6 +157,15 @@ def _reused(session: Session, values: tuple[object, ...], kept: _Kept) -> Claim 
 
 
 _REVALIDATED = _RowClaims(_REVALIDATED_ROWS)
+
+
+def revalidated(session: Session, rows: Iterable[Sequence[object]]) -> list[Claim]:
+    """The claims of rows a re-validating statement read (CLAIM_COLUMNS order): structured
+    once per unchanged row, corrupt ones skipped. A search that reads its hits' authoritative
+    rows itself structures them here, so the turn's re-validation shares the held rows."""
+    return _REVALIDATED.claims(session, rows)
+
+
 _READY = (
     "m.embedding_state = 'ready' AND m.embedding_provider = ?"
     " AND m.embedding_model = ? AND m.embedding_dim = ?"
@@ -279,9 +289,7 @@ def list_applicable_by_ids(
         where.append(_READY)
         params += [embedding.provider, embedding.model, embedding.dim]
     sql = f"SELECT {CLAIM_SELECT} FROM agent_memory m WHERE {' AND '.join(where)}"
-    by_id = {
-        claim.id: claim for claim in _REVALIDATED.claims(session, session.execute(sql, params))
-    }
+    by_id = {claim.id: claim for claim in revalidated(session, session.execute(sql, params))}
     if revisions:
         by_id = {
             cid: claim

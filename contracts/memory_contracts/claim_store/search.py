@@ -124,6 +124,45 @@ class ClaimSearchContract(RoleCases):
         hits = search_store.search_fts(A, ["oolong"], scope_filter=scope_filter, limit=5)
         assert self._ids(hits) == [high.id, low.id]
 
+    def test_a_hit_carries_nothing_or_its_authoritative_row(
+        self, search_store: SearchStore, clock: ManualClock
+    ) -> None:
+        """R-READ-3: a store may hand back a hit's row with it (`FtsHit.claim`) so the turn
+        does not read it again; then it is the row re-validation reads at that moment —
+        after an edit, an access count and an archive too, never a stale one."""
+        scope_filter = ScopeFilter.from_context(ScopeContext(session_id="s1"))
+        edited = self._add(search_store, clock, "Keeps bees on the roof")
+        counted = self._add(
+            search_store, clock, "Keeps bees in the garden", scope=Scope.session("s1")
+        )
+        archived = self._add(search_store, clock, "Keeps bees at the allotment")
+
+        def carried() -> dict[str, object]:
+            hits = search_store.search_fts(A, ["bees"], scope_filter=scope_filter, limit=10)
+            ids = self._ids(hits)
+            rows = {
+                c.id: c
+                for c in search_store.list_applicable_by_ids(A, ids, scope_filter=scope_filter)
+            }
+            assert set(rows) == set(ids)
+            for hit in hits:
+                assert hit.claim is None or hit.claim == rows[hit.claim_id]
+            return {hit.claim_id: hit.claim for hit in hits}
+
+        carried()  # a first read, which a store may keep
+        clock.advance(1)
+        # The edit's row: the same id at the next revision, or a new row superseding it.
+        edit = search_store.update_content(
+            A,
+            edited.id,
+            expected_revision=edited.revision,
+            content="Keeps bees on the roof terrace",
+            now=clock.now(),
+        )
+        search_store.record_access(A, [counted.id], now=clock.now())
+        search_store.archive(A, archived.id, now=clock.now())
+        assert set(carried()) == {edit.id, counted.id}
+
     def test_access_is_counted_for_recallable_rows_only(
         self, search_store: SearchStore, clock: ManualClock
     ) -> None:

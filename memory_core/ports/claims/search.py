@@ -32,6 +32,11 @@ class FtsHit:
     # created_at DESC, id. Hits of the short-term (<3 code points) fallback carry 0.0 and
     # follow every lexical hit.
     rank: float
+    # The hit's authoritative row when the store read it in the search's own statement,
+    # under the predicates re-validation applies (owner, recallable, unfenced, scope):
+    # retrieval then re-validates only the hits without one (R-READ-3). None: not read.
+    # Neither compared nor shown: a hit is its id and rank, and a repr never quotes content.
+    claim: Claim | None = attrs.field(default=None, eq=False, repr=False)
 
 
 @runtime_checkable

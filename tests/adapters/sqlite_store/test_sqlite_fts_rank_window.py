@@ -1,4 +1,5 @@
-"""The bm25 window of the FTS search gives the full statement's answer (R-READ-3).
+"""The bm25 window of the FTS search gives the full statement's answer (R-READ-3), and its
+hits carry the authoritative rows re-validation would read.
 
 `_ranked` ranks a window of the best matches from the owner's index alone and joins only
 those to their rows; when it cannot prove the window's answer complete (rows filtered out
@@ -88,6 +89,19 @@ def test_the_window_answers_what_the_full_statement_answers(  # noqa: PLR0917
     assert [(hit.claim_id, hit.rank) for hit in windowed] == [
         (hit.claim_id, hit.rank) for hit in full
     ]
+    # A hit the window answered carries its authoritative row, as re-validation reads it;
+    # the full statement's hits carry none (re-validation reads them). A window wide enough
+    # for every match always answers.
+    applicable = {
+        claim.id: claim
+        for claim in store.list_applicable_by_ids(
+            A, [hit.claim_id for hit in windowed], scope_filter=scope_filter
+        )
+    }
+    assert all(hit.claim in (None, applicable[hit.claim_id]) for hit in windowed)
+    assert all(hit.claim is None for hit in full)
+    if factor * limit > 160:
+        assert all(hit.claim is not None for hit in windowed)
 
 
 def test_a_wrongly_typed_value_falls_back_to_the_full_statement(

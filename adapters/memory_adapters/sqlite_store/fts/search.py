@@ -24,12 +24,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import apsw
 import attrs
 
 from memory_adapters.sql_claims.lexical import LexicalQuery, like_pattern, top_rows_per_scope
-from memory_adapters.sql_claims.queries import NOT_FENCED, recallable, scope_clause
+from memory_adapters.sql_claims.queries import CLAIM_SELECT, NOT_FENCED, recallable, scope_clause
+from memory_adapters.sql_claims.reads import revalidated
+from memory_adapters.sql_claims.rows import CLAIM_COLUMNS
 from memory_adapters.sql_claims.session import Session
 from memory_adapters.sqlite_store.fts.mirror import owner_table
 from memory_core.ports.claims import FtsHit
@@ -189,10 +192,15 @@ def _ranked(session: Session, query: LexicalQuery) -> list[FtsHit]:
     The best `_RANK_WINDOW_FACTOR × limit` matches by bm25 are read from the owner's index
     alone, and only those are joined to their rows for the predicates and the tie-break:
     joining every match first cost a 100k-claim agent's rare-word turn 2.2 ms for 1.0 ms of
-    bm25. The window's answer is the full one whenever it provably is — the window held every
-    match, or the last hit kept scores strictly better than anything the window cut — and
-    otherwise (predicates removed too many, or ties at the window's edge) the full statement
-    runs."""
+    bm25. The rows are read in score order: first the best `limit` matches and every one
+    tied with the last of them, and the rest of the window only when the predicates left
+    fewer than `limit` — a row not read then scores strictly worse than every hit kept. The
+    window's answer is the full one whenever it provably is — the window held every match,
+    or the last hit kept scores strictly better than anything the window cut — and otherwise
+    (predicates removed too many, or ties at the window's edge) the full statement runs.
+
+    The rows read are whole and under re-validation's predicates, so each hit carries its
+    authoritative claim and the turn does not read it again (R-READ-3)."""
     table = owner_table(query.agent_id)
     match = match_expression(query.long_terms, all_terms=query.all_terms)
     window = query.limit * _RANK_WINDOW_FACTOR
@@ -203,25 +211,69 @@ def _ranked(session: Session, query: LexicalQuery) -> list[FtsHit]:
     ).fetchall()
     if not scored:
         return []
-    # `+m.agent_id`: the rows are found by rowid alone (one B-tree descent each), not
-    # through the (agent_id, rowid) index and then the table; the owner is still checked.
-    predicates, bound = _row_predicates(query, owner=session.dialect.owner_probe)
     scores = dict(scored)
-    rows = session.execute(
-        f"""SELECT m.rid, m.id, m.importance, m.created_at FROM agent_memory m
-            WHERE {session.dialect.id_list("m.rid")} AND {predicates}""",
-        [list(scores), *bound],
-    ).fetchall()
+    first = _through_ties(scored, query.limit)
+    rows = _window_rows(session, query, [rid for rid, _ in scored[:first]])
     try:
-        ranked = sorted(
-            (scores[rid], -importance, -created, cid) for rid, cid, importance, created in rows
-        )[: query.limit]
+        ranked = _order(rows, scores)[: query.limit]
+        if first < len(scored) and len(ranked) < query.limit:
+            rows += _window_rows(session, query, [rid for rid, _ in scored[first:]])
+            ranked = _order(rows, scores)[: query.limit]
+            first = len(scored)
     except TypeError:  # a raw writer's value of the wrong type: SQL's own order decides
         return _ranked_fully(session, query)
     every_match = len(scored) < window
-    if every_match or (len(ranked) == query.limit and ranked[-1][0] < scored[-1][1]):
-        return [FtsHit(claim_id=cid, rank=float(score)) for score, _, _, cid in ranked]
-    return _ranked_fully(session, query)
+    exact = len(ranked) == query.limit and (first < len(scored) or ranked[-1][0] < scored[-1][1])
+    if not (every_match or exact):
+        return _ranked_fully(session, query)
+    claims = {claim.id: claim for claim in revalidated(session, [r[-1] for r in ranked])}
+    return [
+        FtsHit(claim_id=cid, rank=float(score), claim=claims.get(cid))
+        for score, _, _, cid, _ in ranked
+    ]
+
+
+# Where a claim row's tie-break columns sit (the rows are read as CLAIM_COLUMNS).
+_ID_AT = CLAIM_COLUMNS.index("id")
+_IMPORTANCE_AT = CLAIM_COLUMNS.index("importance")
+_CREATED_AT = CLAIM_COLUMNS.index("created_at")
+_Ranked = tuple[float, Any, Any, Any, Sequence[object]]
+
+
+def _through_ties(scored: Sequence[tuple[int, float]], limit: int) -> int:
+    """How many of the score-ordered matches are the best `limit` and those tied with the
+    last of them (none of the rest can then outrank a hit kept)."""
+    if len(scored) <= limit:
+        return len(scored)
+    last = scored[limit - 1][1]
+    count = limit
+    while count < len(scored) and scored[count][1] == last:
+        count += 1
+    return count
+
+
+def _window_rows(session: Session, query: LexicalQuery, rids: list[int]) -> list[Sequence[object]]:
+    """The rows of these matches that satisfy the hit predicates, rowid first."""
+    # `+m.agent_id`: the rows are found by rowid alone (one B-tree descent each), not
+    # through the (agent_id, rowid) index and then the table; the owner is still checked.
+    predicates, bound = _row_predicates(query, owner=session.dialect.owner_probe)
+    return session.execute(
+        f"""SELECT m.rid, {CLAIM_SELECT} FROM agent_memory m
+            WHERE {session.dialect.id_list("m.rid")} AND {predicates}""",
+        [rids, *bound],
+    ).fetchall()
+
+
+def _order(rows: Sequence[Sequence[object]], scores: dict[int, float]) -> list[_Ranked]:
+    """(score, -importance, -created_at, id, claim columns) best first: FtsHit's order."""
+    ranked: list[_Ranked] = []
+    for row in rows:
+        values = row[1:]
+        score = scores[row[0]]  # type: ignore[index]
+        importance, created = values[_IMPORTANCE_AT], values[_CREATED_AT]
+        ranked.append((score, -importance, -created, values[_ID_AT], values))  # type: ignore[operator]
+    ranked.sort()  # ids are unique: the columns themselves are never compared
+    return ranked
 
 
 def _row_predicates(query: LexicalQuery, *, owner: str = "m.agent_id") -> tuple[str, list[object]]:

@@ -74,7 +74,8 @@ def read_round(
 ) -> Round:
     """One round's store reads, in one blocking hop: the FTS hits, then the authoritative
     rows of the FTS and the vector hits in one re-validation (R-READ-3) — a vector hit's
-    row only counts when it is ready in the certified identity, judged on the row read."""
+    row only counts when it is ready in the certified identity, judged on the row read. A
+    hit whose row the search read itself (`FtsHit.claim`) is not read again."""
     hits: Sequence[FtsHit] = ()
     if terms:
         hits = store.search_fts(
@@ -82,10 +83,20 @@ def read_round(
         )
     fts_ids = [hit.claim_id for hit in hits]
     started = clock.monotonic()
+    # A carried row counts only as the hit's own and the agent's (a plugin's slip must not
+    # put another claim, or another agent's, in the turn); any other hit is read below.
+    by_id = {
+        hit.claim_id: hit.claim
+        for hit in hits
+        if hit.claim is not None and hit.claim.id == hit.claim_id and hit.claim.agent_id == agent
+    }
     # Vector hits exist only under a certificate; without one no vector row is read.
-    wanted = fts_ids if identity is None else [*fts_ids, *vector_ids]
-    found = store.list_applicable_by_ids(agent, wanted, scope_filter=scope_filter) if wanted else ()
-    by_id = {claim.id: claim for claim in found}
+    wanted = [cid for cid in fts_ids if cid not in by_id]
+    if identity is not None:
+        wanted += [cid for cid in vector_ids if cid not in by_id]
+    if wanted:
+        found = store.list_applicable_by_ids(agent, wanted, scope_filter=scope_filter)
+        by_id.update((claim.id, claim) for claim in found)
     vector_claims: list[Claim] = []
     if identity is not None:
         for claim_id in vector_ids:
