@@ -28,11 +28,7 @@ CLOCK = ManualClock()
 Store = InMemoryClaimStore | ApswClaimStore
 
 
-@pytest.fixture(params=["fake", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "fake":
-        yield InMemoryClaimStore(clock=CLOCK)
-        return
+def _sqlite(tmp_path: Path) -> Iterator[ApswClaimStore]:
     sqlite = ApswClaimStore(
         tmp_path / "memory.sqlite3",
         secret_policy=PatternSecretPolicy(mode="reject"),
@@ -41,6 +37,14 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     )
     yield sqlite
     sqlite.close()
+
+
+@pytest.fixture(params=["fake", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "fake":
+        yield InMemoryClaimStore(clock=CLOCK)
+    else:
+        yield from _sqlite(tmp_path)
 
 
 def _claim(store: Store, content: str, identity: EmbeddingIdentity | None) -> str:
@@ -122,14 +126,7 @@ class _Carrying:
 
 @pytest.fixture
 def sqlite(tmp_path: Path) -> Iterator[ApswClaimStore]:
-    store = ApswClaimStore(
-        tmp_path / "memory.sqlite3",
-        secret_policy=PatternSecretPolicy(mode="reject"),
-        clock=CLOCK,
-        synchronous="NORMAL",
-    )
-    yield store
-    store.close()
+    yield from _sqlite(tmp_path)
 
 
 def test_a_hit_that_carries_its_row_is_not_read_again(sqlite: ApswClaimStore) -> None:
