@@ -75,7 +75,11 @@ def read_round(
     """One round's store reads, in one blocking hop: the FTS hits, then the authoritative
     rows of the FTS and the vector hits in one re-validation (R-READ-3) — a vector hit's
     row only counts when it is ready in the certified identity, judged on the row read. A
-    hit whose row the search read itself (`FtsHit.claim`) is not read again."""
+    hit whose row the search read itself (`FtsHit.claim`) is not read again: its row is as
+    of the search's statement, the others as of the re-validation's. A write committed in
+    between (the round is one blocking hop, so only another thread's or process's) may be
+    seen by one and not the other, as between a turn's other reads (directives, persona,
+    the stored working projection)."""
     hits: Sequence[FtsHit] = ()
     if terms:
         hits = store.search_fts(
