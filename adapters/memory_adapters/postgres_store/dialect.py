@@ -11,6 +11,7 @@ the temporal and scope predicates itself only while a constraint is not validate
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -75,7 +76,7 @@ class PostgresDialect:
     def id_list(self, column: str) -> str:
         return f"{column} = ANY(?::text[])"
 
-    def mirror_insert(self, session: Session, content: str, agent_id: str) -> None:
+    def mirror_inserted(self, session: Session, agent_id: str, claim_ids: Sequence[str]) -> None:
         """Nothing to mirror: search reads `content` through its trigram index."""
 
     def search_long(self, session: Session, query: LexicalQuery) -> list[FtsHit]:

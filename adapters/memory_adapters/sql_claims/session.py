@@ -67,8 +67,9 @@ class Dialect(Protocol):
         """`column` is one of the ids bound (as a sequence) to a single placeholder."""
         ...
 
-    def mirror_insert(self, session: Session, content: str, agent_id: str) -> None:
-        """Index the row just inserted, where the lexical index is a separate mirror."""
+    def mirror_inserted(self, session: Session, agent_id: str, claim_ids: Sequence[str]) -> None:
+        """Index the agent's recallable rows `claim_ids`, just inserted in this transaction,
+        where the lexical index is a separate mirror (once per batch, after its rows)."""
         ...
 
     def search_long(self, session: Session, query: LexicalQuery) -> list[FtsHit]:

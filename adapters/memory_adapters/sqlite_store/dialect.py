@@ -11,6 +11,7 @@ itself (an older schema's table has no CHECKs) and re-derives the mirror when in
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -87,9 +88,9 @@ class SqliteDialect:
     def id_list(self, column: str) -> str:
         return f"{column} IN (SELECT value FROM json_each(?))"
 
-    def mirror_insert(self, session: Session, content: str, agent_id: str) -> None:
+    def mirror_inserted(self, session: Session, agent_id: str, claim_ids: Sequence[str]) -> None:
         conn: apsw.Connection = session.conn  # type: ignore[assignment]
-        fts.mirror_insert(conn, conn.last_insert_rowid(), content, agent_id)
+        fts.mirror_inserted(conn, agent_id, claim_ids)
 
     def search_long(self, session: Session, query: LexicalQuery) -> list[FtsHit]:
         return fts.ranked(session, query)

@@ -252,11 +252,12 @@ def fts_statements() -> tuple[str, ...]:
     archive, supersede, edit, delete, retirement, repair — stays in step inside its own
     transaction. While the agent's clear runs its rows skip the index (only repair may
     change them then): the clear drops the agent's whole table (`fts.drop_step`) and its
-    reads are fenced meanwhile. INSERT is mirrored by the writer
-    (`claims.insert_prepared`), in the same transaction: an FTS5 insert run from a trigger
-    measured ~5× slower than the same insert as its own statement, and insert is the hot
-    path. A raw writer that bypasses it is caught by a marked startup repair, which rebuilds
-    the mirror when its size disagrees with the claims.
+    reads are fenced meanwhile. INSERT is mirrored by the writer (`claims.insert_batch`,
+    one statement per owner after the batch's rows), in the same transaction: an FTS5
+    insert run from a trigger measured ~5× slower than the same insert as its own
+    statement, and insert is the hot path. A raw writer that bypasses it is caught by a
+    marked startup repair, which rebuilds the mirror when its size disagrees with the
+    claims.
     """
     clearing = "EXISTS (SELECT 1 FROM agent_memory_clear_job WHERE agent_id = OLD.agent_id)"
     forget, index = FORGET_FUNCTION, INDEX_FUNCTION

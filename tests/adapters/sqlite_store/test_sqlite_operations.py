@@ -66,6 +66,44 @@ def test_a_failed_batch_leaves_neither_claims_nor_mirror_entries(
     assert fts.owner_tables(raw) == []  # not even the table the first row created
 
 
+def test_a_batch_mirrors_each_owners_new_rows_into_that_owners_table(
+    store: ApswClaimStore, clock: ManualClock, raw: apsw.Connection
+) -> None:
+    """R-STORE-2, R-READ-3: a batch mixing owners, a twin of an earlier draft and a claim
+    already stored indexes each inserted row once, in its own owner's table only."""
+    stored = _add(store, clock, "already stored before the batch")
+    outcomes = store.insert_many(
+        [
+            ClaimDraft(agent_id=A, kind="semantic", content="owner a likes sailing"),
+            ClaimDraft(agent_id=B, kind="episodic", content="owner b went sailing"),
+            ClaimDraft(agent_id=A, kind="semantic", content="owner a likes sailing"),
+            ClaimDraft(agent_id=A, kind="semantic", content="already stored before the batch"),
+            ClaimDraft(agent_id=B, kind="semantic", content="owner b keeps bees"),
+        ],
+        origin=EXTRACTION,
+        now=clock.now(),
+    )
+    assert [o.status.value for o in outcomes] == [
+        "inserted",
+        "inserted",
+        "duplicate",
+        "duplicate",
+        "inserted",
+    ]
+    mirrored, recallable = _mirror(raw)
+    assert mirrored == recallable and len(recallable) == 4
+    for agent, expected in ((A, 2), (B, 2)):
+        rids = {
+            r for (r,) in raw.execute("SELECT rid FROM agent_memory WHERE agent_id = ?", (agent,))
+        }
+        table = {r for (r,) in raw.execute(f"SELECT rowid FROM {fts.owner_table(agent)}")}
+        assert table == rids and len(rids) == expected
+    hits = store.search_fts(B, ["sailing"], scope_filter=AGENT_ONLY, limit=10)
+    assert [h.claim_id for h in hits] == [outcomes[1].claim.id]  # type: ignore[union-attr]
+    found = store.search_fts(A, ["stored"], scope_filter=AGENT_ONLY, limit=10)
+    assert [h.claim_id for h in found] == [stored]
+
+
 def test_mirror_follows_every_lifecycle_change_and_rebuilds_identically(
     store: ApswClaimStore, clock: ManualClock, raw: apsw.Connection
 ) -> None:

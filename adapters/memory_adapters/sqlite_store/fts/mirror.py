@@ -18,7 +18,8 @@ and the clear takes the table apart page by page (`drop_step`) before dropping i
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Sequence
 
 import apsw
 
@@ -32,7 +33,7 @@ __all__ = [
     "drop_owner",
     "drop_step",
     "mirror_counts",
-    "mirror_insert",
+    "mirror_inserted",
     "mirror_rowids",
     "owner_table",
     "owner_tables",
@@ -151,18 +152,29 @@ def register_functions(conn: apsw.Connection) -> None:
         conn.create_scalar_function(name, function, 3, flags=apsw.SQLITE_INNOCUOUS)
 
 
-def mirror_insert(conn: apsw.Connection, rid: int, content: str, agent_id: str) -> None:
-    """Index one newly inserted recallable claim, creating its owner's table on first use
-    (see `schema.fts_statements` for why the insert path is not a trigger)."""
+def mirror_inserted(conn: apsw.Connection, agent_id: str, claim_ids: Sequence[str]) -> None:
+    """Index the agent's newly inserted recallable claims, creating its owner's table on
+    first use (see `schema.fts_statements` for why the insert path is not a trigger).
+
+    One statement after the batch's rows, not one beside each row: a row's INSERT (its
+    triggers and eleven indexes) alternating with an FTS5 insert cost a 100-claim chunk
+    about a third more CPU than the two run apart (issue 15). In rowid order, the order
+    FTS5 appends doclists in."""
+    if not claim_ids:
+        return
     table = owner_table(agent_id)
-    statement = f"INSERT INTO {table} (rowid, content) VALUES (?, ?)"
+    statement = (
+        f"INSERT INTO {table} (rowid, content) SELECT rid, content FROM agent_memory"
+        " WHERE agent_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY rid"
+    )
+    bound = (agent_id, json.dumps(list(claim_ids)))
     try:
-        conn.execute(statement, (rid, content))
+        conn.execute(statement, bound)
     except apsw.SQLError as exc:
         if not _missing_table(exc):
             raise
         _create(conn, table)
-        conn.execute(statement, (rid, content))
+        conn.execute(statement, bound)
 
 
 def drop_all(conn: apsw.Connection) -> None:
