@@ -157,9 +157,9 @@ def mirror_inserted(conn: apsw.Connection, agent_id: str, claim_ids: Sequence[st
     first use (see `schema.fts_statements` for why the insert path is not a trigger).
 
     One statement after the batch's rows, not one beside each row: a row's INSERT (its
-    triggers and eleven indexes) alternating with an FTS5 insert cost a 100-claim chunk
-    about a third more CPU than the two run apart (issue 15). In rowid order, the order
-    FTS5 appends doclists in."""
+    triggers and indexes) alternating with an FTS5 insert cost an ingestion chunk about a
+    fifth more CPU than the two run apart (issue 15). In rowid order, the order FTS5
+    appends doclists in."""
     if not claim_ids:
         return
     table = owner_table(agent_id)
