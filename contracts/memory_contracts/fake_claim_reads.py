@@ -16,6 +16,7 @@ from memory_core.ports.claims import (
     EmbeddingMark,
     FtsHit,
     MatchMode,
+    PendingEmbedding,
     VectorCleanup,
 )
 from memory_core.storage.drafts import stored_time
@@ -81,10 +82,11 @@ class FakeClaimSearch(FakeStoreBase):
 
 
 class FakeEmbeddingBookkeeping(FakeStoreBase):
-    def list_pending_embeddings(self, agent_id: str, *, limit: int) -> Sequence[Claim]:
+    def list_pending_embeddings(self, agent_id: str, *, limit: int) -> Sequence[PendingEmbedding]:
         rows = self._open().visible(agent_id, recallable=True)
         pending = [c for c in rows if c.embedding_state is EmbeddingState.PENDING]
-        return sorted(pending, key=lambda c: (c.created_at, c.id))[: max(limit, 0)]
+        ordered = sorted(pending, key=lambda c: (c.created_at, c.id))[: max(limit, 0)]
+        return [PendingEmbedding.of(claim) for claim in ordered]
 
     def list_ready_ids(self, agent_id: str, identity: EmbeddingIdentity) -> Sequence[str]:
         rows = self._open().visible(agent_id, recallable=True)

@@ -25,7 +25,7 @@ from memory_adapters.sql_claims.session import Session
 from memory_core.domain.claims import Claim, EmbeddingIdentity
 from memory_core.domain.errors import NotFound, ScopeError, ValidationError
 from memory_core.domain.scope import Scope, ScopeFilter
-from memory_core.ports.claims import Derivation, DerivationKind
+from memory_core.ports.claims import Derivation, DerivationKind, PendingEmbedding
 
 __all__ = [
     "distinct_ids",
@@ -299,14 +299,24 @@ def list_applicable_by_ids(
     return [by_id[cid] for cid in ordered if cid in by_id]
 
 
-def list_pending_embeddings(session: Session, agent_id: str, *, limit: int) -> list[Claim]:
+def list_pending_embeddings(
+    session: Session, agent_id: str, *, limit: int
+) -> list[PendingEmbedding]:
+    """Three columns, not whole claims: what an embedding batch reads (issue 15). A row
+    whose content is not text is corrupt: logged by id and skipped, as `claims_of` does."""
     if limit <= 0:
         return []
-    sql = f"""SELECT {CLAIM_SELECT} FROM agent_memory m
+    sql = f"""SELECT m.id, m.revision, m.content FROM agent_memory m
               WHERE m.agent_id = ? AND m.embedding_state = 'pending' AND {recallable("m.")}
                 AND {NOT_FENCED}
               ORDER BY m.created_at, m.id LIMIT ?"""
-    return claims_of(session, session.execute(sql, (agent_id, limit)).fetchall())
+    pending: list[PendingEmbedding] = []
+    for claim_id, revision, content in session.execute(sql, (agent_id, limit)).fetchall():
+        if not isinstance(content, str) or not isinstance(revision, int):
+            _log.warning("skipping corrupt claim row: %s", claim_id)
+            continue
+        pending.append(PendingEmbedding(id=str(claim_id), revision=revision, content=content))
+    return pending
 
 
 def list_ready_ids(session: Session, agent_id: str, identity: EmbeddingIdentity) -> list[str]:

@@ -45,6 +45,7 @@ from memory_core.ports.claims import (
     FtsHit,
     InsertOutcome,
     MatchMode,
+    PendingEmbedding,
     RepairReport,
 )
 from memory_core.ports.claims.audit import AuditEvent
@@ -264,7 +265,7 @@ class SqlClaimStore(
             return bookkeeping.record_access(session, agent_id, claim_ids, now=now)
 
     # --- embeddings ----------------------------------------------------------------------
-    def list_pending_embeddings(self, agent_id: str, *, limit: int) -> Sequence[Claim]:
+    def list_pending_embeddings(self, agent_id: str, *, limit: int) -> Sequence[PendingEmbedding]:
         with self._read() as session:
             return reads.list_pending_embeddings(session, agent_id, limit=limit)
 

@@ -50,6 +50,38 @@ class EmbeddingBookkeepingContract(RoleCases):
         assert embedding_store.list_ready_ids(B, IDENTITY) == [theirs.id]
         assert embedding_store.list_ready_ids("agent-unknown", IDENTITY) == []
 
+    def test_pending_embeddings_carry_the_stored_text_and_revision_oldest_first(
+        self, embedding_store: EmbeddingStore, clock: ManualClock
+    ) -> None:
+        """R-WRITE-6, R-VEC-4: the drain embeds what is stored now (an edit's text, not the
+        row it replaced) and marks against the revision it read; only the owner's
+        recallable pending rows, oldest first, `limit` of them."""
+        first = self._add(embedding_store, clock, "Plays the cello on Sundays")
+        clock.advance(1)
+        second = self._add(embedding_store, clock, "Lives near the harbour")
+        clock.advance(1)
+        edited = embedding_store.update_content(
+            A,
+            second.id,
+            expected_revision=second.revision,
+            content="Moved inland in May",
+            now=clock.now(),
+        )
+        clock.advance(1)
+        ready = self._add(embedding_store, clock, "Keeps bees")
+        self._ready(embedding_store, clock, ready)
+        archived = self._add(embedding_store, clock, "Collects stamps")
+        embedding_store.archive(A, archived.id, now=clock.now())
+        self._add(embedding_store, clock, "persona text", kind="persona")
+        self._add(embedding_store, clock, "Their own fact", agent_id=B)
+        pending = embedding_store.list_pending_embeddings(A, limit=10)
+        assert [(p.id, p.revision, p.content) for p in pending] == [
+            (first.id, first.revision, "Plays the cello on Sundays"),
+            (edited.id, edited.revision, "Moved inland in May"),
+        ]
+        assert [p.id for p in embedding_store.list_pending_embeddings(A, limit=1)] == [first.id]
+        assert embedding_store.list_pending_embeddings(A, limit=0) == []
+
     def test_reset_of_all_embeddings_keeps_revisions_and_skips_other_rows(
         self, embedding_store: EmbeddingStore, clock: ManualClock
     ) -> None:

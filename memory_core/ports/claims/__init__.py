@@ -55,6 +55,7 @@ from memory_core.ports.claims.embeddings import (
     CleanupSource,
     EmbeddingBookkeeping,
     EmbeddingMark,
+    PendingEmbedding,
     VectorCleanup,
 )
 from memory_core.ports.claims.forgetting import (
@@ -128,6 +129,7 @@ __all__ = [
     "LineageReader",
     "MatchMode",
     "MergeRequest",
+    "PendingEmbedding",
     "PersonaState",
     "PersonaVersion",
     "PersonaView",

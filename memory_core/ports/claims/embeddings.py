@@ -26,6 +26,7 @@ __all__ = [
     "CleanupSource",
     "EmbeddingBookkeeping",
     "EmbeddingMark",
+    "PendingEmbedding",
     "VectorCleanup",
 ]
 
@@ -39,6 +40,21 @@ class CleanupSource(StrEnum):
     DRAIN = "drain"  # an embedding batch, before it writes the vectors
     FORGET = "forget"  # a delete, archive or supersede, before or as it commits
     NAMESPACE = "namespace"  # a clear or retirement: the agent's whole namespace goes
+
+
+@attrs.frozen(kw_only=True, slots=True)
+class PendingEmbedding:
+    """A claim waiting for its embedding, as the drain needs it: the text to embed and the
+    revision its mark compares against. Not a whole `Claim`: a drain reads a hundred of
+    these per batch, and decoding whole rows was most of that read's cost (issue 15)."""
+
+    id: str
+    revision: int
+    content: str
+
+    @classmethod
+    def of(cls, claim: Claim) -> PendingEmbedding:
+        return cls(id=claim.id, revision=claim.revision, content=claim.content)
 
 
 @attrs.frozen(kw_only=True)
@@ -72,7 +88,7 @@ class EmbeddingMark:
 class EmbeddingBookkeeping(Protocol):
     """What the vector index needs: the queue, the ready set, the CAS mark and resets."""
 
-    def list_pending_embeddings(self, agent_id: str, *, limit: int) -> Sequence[Claim]:
+    def list_pending_embeddings(self, agent_id: str, *, limit: int) -> Sequence[PendingEmbedding]:
         """Recallable rows whose embedding is pending, oldest first (created_at, id)."""
         ...
 

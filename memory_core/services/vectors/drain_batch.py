@@ -19,7 +19,7 @@ from typing import Protocol
 import attrs
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.domain.claims import Claim, EmbeddingIdentity
+from memory_core.domain.claims import EmbeddingIdentity
 from memory_core.domain.errors import (
     DeadlineExceeded,
     OperationCancelled,
@@ -27,7 +27,12 @@ from memory_core.domain.errors import (
     ProviderResponseError,
     StoreError,
 )
-from memory_core.ports.claims import CleanupSource, EmbeddingBookkeeping, EmbeddingMark
+from memory_core.ports.claims import (
+    CleanupSource,
+    EmbeddingBookkeeping,
+    EmbeddingMark,
+    PendingEmbedding,
+)
 from memory_core.ports.clock import DomainClock
 from memory_core.ports.scheduler import TaskHandle, TaskScheduler
 from memory_core.ports.vectors import VectorStore
@@ -74,7 +79,7 @@ class DrainReport:
         )
 
 
-Embedded = tuple[EmbeddingIdentity, dict[str, tuple[float, ...]], list[Claim]]
+Embedded = tuple[EmbeddingIdentity, dict[str, tuple[float, ...]], list[PendingEmbedding]]
 
 
 @attrs.define(eq=False)
@@ -82,7 +87,7 @@ class Flight:
     """One batch from its cleanup rows to its record (`EmbeddingDrain.launch` → `land`);
     its model call may run in `call` meanwhile, keeping its outcome here."""
 
-    batch: dict[str, list[Claim]]
+    batch: dict[str, list[PendingEmbedding]]
     deadline: Deadline
     cancel: CancellationToken
     queued: list[str] = attrs.field(factory=list)  # agents whose cleanup rows are queued
@@ -91,7 +96,7 @@ class Flight:
     error: BaseException | None = None
 
     @property
-    def claims(self) -> list[Claim]:
+    def claims(self) -> list[PendingEmbedding]:
         return [claim for pending in self.batch.values() for claim in pending]
 
     @property
@@ -190,12 +195,12 @@ class EmbeddingDrain:
 
     def take(
         self, agent_ids: Sequence[str], *, limit: int, busy: Collection[str] = ()
-    ) -> tuple[dict[str, list[Claim]], list[str]]:
+    ) -> tuple[dict[str, list[PendingEmbedding]], list[str]]:
         """Up to `limit` pending claims of `agent_ids`, agent by agent in the order given,
         none of `busy` (a batch in the air: still pending until it is recorded). Returns
         the batch and the agents that may still have claims pending (their listing filled
         the room that was left), so the caller takes them again. Call holding the locks."""
-        batch: dict[str, list[Claim]] = {}
+        batch: dict[str, list[PendingEmbedding]] = {}
         room, order = limit, list(dict.fromkeys(agent_ids))
         for position, agent_id in enumerate(order):
             listed = self._store.list_pending_embeddings(agent_id, limit=room + len(busy))
@@ -209,7 +214,7 @@ class EmbeddingDrain:
 
     def launch(
         self,
-        batch: dict[str, list[Claim]],
+        batch: dict[str, list[PendingEmbedding]],
         *,
         deadline: Deadline,
         cancel: CancellationToken,
@@ -363,11 +368,11 @@ class EmbeddingDrain:
     async def _embed_isolating(
         self,
         agent_id: str,
-        claims: Sequence[Claim],
+        claims: Sequence[PendingEmbedding],
         *,
         deadline: Deadline,
         cancel: CancellationToken,
-    ) -> tuple[EmbeddingIdentity, dict[str, tuple[float, ...]], list[Claim]]:
+    ) -> tuple[EmbeddingIdentity, dict[str, tuple[float, ...]], list[PendingEmbedding]]:
         """Vectors by claim id, and the claims the provider refuses on their own.
 
         A batch is all or nothing at the provider, so one text it always rejects (a 4xx:
