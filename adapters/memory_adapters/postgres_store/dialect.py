@@ -76,6 +76,12 @@ class PostgresDialect:
     def id_list(self, column: str) -> str:
         return f"{column} = ANY(?::text[])"
 
+    def rows_at_once(
+        self, session: Session, columns: Sequence[str], tail: str, params: Sequence[object]
+    ) -> list[Sequence[Any]]:
+        """psycopg reads a result in one round trip: nothing to pack."""
+        return session.execute(f"SELECT {', '.join(columns)} {tail}", params).fetchall()
+
     def mirror_inserted(self, session: Session, agent_id: str, claim_ids: Sequence[str]) -> None:
         """Nothing to mirror: search reads `content` through its trigram index."""
 

@@ -306,12 +306,15 @@ def list_pending_embeddings(
     whose content is not text is corrupt: logged by id and skipped, as `claims_of` does."""
     if limit <= 0:
         return []
-    sql = f"""SELECT m.id, m.revision, m.content FROM agent_memory m
+    tail = f"""FROM agent_memory m
               WHERE m.agent_id = ? AND m.embedding_state = 'pending' AND {recallable("m.")}
                 AND {NOT_FENCED}
               ORDER BY m.created_at, m.id LIMIT ?"""
+    rows = session.dialect.rows_at_once(
+        session, ("m.id", "m.revision", "m.content"), tail, (agent_id, limit)
+    )
     pending: list[PendingEmbedding] = []
-    for claim_id, revision, content in session.execute(sql, (agent_id, limit)).fetchall():
+    for claim_id, revision, content in rows:
         if not isinstance(content, str) or not isinstance(revision, int):
             _log.warning("skipping corrupt claim row: %s", claim_id)
             continue

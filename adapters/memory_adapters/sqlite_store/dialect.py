@@ -88,6 +88,19 @@ class SqliteDialect:
     def id_list(self, column: str) -> str:
         return f"{column} IN (SELECT value FROM json_each(?))"
 
+    def rows_at_once(
+        self, session: Session, columns: Sequence[str], tail: str, params: Sequence[object]
+    ) -> list[tuple[Any, ...]]:
+        # apsw releases the GIL around every sqlite3_step: one aggregate row, one step. The
+        # values are text, integers, reals or NULL, which JSON carries as they are.
+        inner = ", ".join(f"{column} AS c{n}" for n, column in enumerate(columns))
+        packed = ", ".join(f"c{n}" for n in range(len(columns)))
+        row = session.one(
+            f"SELECT json_group_array(json_array({packed})) FROM (SELECT {inner} {tail})",
+            params,
+        )
+        return [] if row is None else [tuple(values) for values in json.loads(row[0])]
+
     def mirror_inserted(self, session: Session, agent_id: str, claim_ids: Sequence[str]) -> None:
         conn: apsw.Connection = session.conn  # type: ignore[assignment]
         fts.mirror_inserted(conn, agent_id, claim_ids)

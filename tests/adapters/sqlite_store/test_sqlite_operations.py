@@ -104,6 +104,37 @@ def test_a_batch_mirrors_each_owners_new_rows_into_that_owners_table(
     assert [h.claim_id for h in found] == [stored]
 
 
+@pytest.mark.parametrize("size", [1, 63, 64, 65, 130])
+@pytest.mark.parametrize("origin", [EXTRACTION, WriteOrigin.USER_ADD])
+def test_a_batch_of_any_size_stores_its_new_rows_in_order_with_their_audit(
+    store: ApswClaimStore, clock: ManualClock, raw: apsw.Connection, size: int, origin: WriteOrigin
+) -> None:
+    """R-WRITE-4, R-STORE-2: rows go several to a statement; whatever the batch's size, each
+    new draft is stored once, in the batch's order (rowids ascending), as its outcome says,
+    indexed, and a user's adds are audited one event per claim in the same order."""
+    stored = _add(store, clock, "fact number 5 of the batch")
+    drafts = [
+        ClaimDraft(agent_id=A, kind="semantic", content=f"fact number {n} of the batch")
+        for n in range(size)
+    ]
+    outcomes = store.insert_many(drafts, origin=origin, now=clock.now())
+    inserted = [o.claim.id for o in outcomes if o.status.value == "inserted"]  # type: ignore[union-attr]
+    assert len(inserted) == size - (size > 5)  # draft 5 is the row stored before
+    in_rowid_order = [
+        claim_id
+        for (claim_id,) in raw.execute(
+            "SELECT id FROM agent_memory WHERE agent_id = ? AND id != ? ORDER BY rid", (A, stored)
+        )
+    ]
+    assert in_rowid_order == inserted
+    assert all(store.get(A, o.claim.id) == o.claim for o in outcomes)  # type: ignore[union-attr]
+    mirrored, recallable = _mirror(raw)
+    assert mirrored == recallable and len(recallable) == len(inserted) + 1
+    events = store.list_audit(A, limit=1_000)
+    added = [e.memory_id for e in reversed(events) if e.event == "memory/add"]  # newest first
+    assert added == (inserted if origin is WriteOrigin.USER_ADD else [])
+
+
 def test_mirror_follows_every_lifecycle_change_and_rebuilds_identically(
     store: ApswClaimStore, clock: ManualClock, raw: apsw.Connection
 ) -> None:
