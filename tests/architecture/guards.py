@@ -84,9 +84,12 @@ _MODULE_PATH_STRING = re.compile(
 )
 
 HOST_MODULES = ("pluggy", "memory_plugins")
-# The one shared SQL kit and the adapters that build on it: pyproject.toml's
-# adapters-independent contract ignores exactly these imports.
-SHARED_ADAPTER_KITS = {"sql_claims": ("sqlite_store", "postgres_store")}
+# The shared kits and the adapters that build on them: pyproject.toml's adapters-independent
+# contract ignores exactly these imports.
+SHARED_ADAPTER_KITS = {
+    "sql_claims": ("sqlite_store", "postgres_store"),
+    "gil": ("extractors", "local_embedder"),
+}
 # Host surfaces reach storage and the raw tape through the registry / composition root only.
 HOST_SURFACE_FORBIDDEN = (
     "memory_adapters.sqlite_store",

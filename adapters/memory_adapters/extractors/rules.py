@@ -24,6 +24,7 @@ from memory_adapters.extractors.rules_common import Finding
 from memory_adapters.extractors.rules_kept import kept_utterances
 from memory_adapters.extractors.rules_table import RULES
 from memory_adapters.extractors.screening import screen
+from memory_adapters.gil import GilYield
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.claims import MAX_EXTRACTED_CONTENT_CODE_POINTS
 from memory_core.domain.directives import directive_identity_hash
@@ -112,10 +113,13 @@ class RulesExtractor:
     def _findings(
         self, request: ExtractionRequest, *, deadline: Deadline, cancel: CancellationToken
     ) -> Iterator[Finding]:
+        pause = GilYield()
         for entry in user_messages(request.entries):
-            # Pure CPU work, but a long chunk should still stop when asked to.
+            # Pure CPU work, but a long chunk should still stop when asked to, and on a
+            # worker thread it lets the loop's store calls take the GIL (`gil`).
             cancel.raise_if_cancelled()
             deadline.raise_if_expired("rules extraction")
+            pause()
             understood = False
             for clause in clauses_of(
                 entry.content,

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from memory_adapters.gil import GilYield
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.errors import (
     AgentMemoryError,
@@ -156,7 +157,9 @@ class MiniLMEmbedder:
         framed: list[list[int]] = []
         owner: list[int] = []
         unknown = np.zeros(len(texts), dtype=np.float32)
+        pause = GilYield()  # the tokenizer is Python: let the loop's calls in (`gil`)
         for index, text in enumerate(texts):
+            pause()
             windows, unknown[index] = self.windows(text)
             framed.extend(windows)
             owner.extend([index] * len(windows))
