@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import attrs
 
 from memory_adapters.extractors.entries import user_messages
-from memory_adapters.extractors.rules_clauses import Clause, clauses_of
+from memory_adapters.extractors.rules_clauses import Clause, DatePhrases, clauses_of
 from memory_adapters.extractors.rules_common import Finding
 from memory_adapters.extractors.rules_kept import kept_utterances
 from memory_adapters.extractors.rules_table import RULES
@@ -121,19 +121,14 @@ class RulesExtractor:
             deadline.raise_if_expired("rules extraction")
             pause()
             understood = False
-            for clause in clauses_of(
-                entry.content,
-                entry_id=entry.id,
-                reference=request.reference_time,
-                timezone=request.timezone,
-            ):
+            # One message's date readings, shared by its clauses and the kept pass.
+            dates = DatePhrases(request.reference_time, request.timezone)
+            for clause in clauses_of(entry.content, entry_id=entry.id, dates=dates):
                 for finding in findings_of(clause):
                     understood = True
                     yield finding
             if not understood and self._keep_unmatched:
-                yield from kept_utterances(
-                    entry, reference=request.reference_time, timezone=request.timezone
-                )
+                yield from kept_utterances(entry, dates=dates)
 
 
 def _unique(candidates: list[CandidateClaim]) -> list[CandidateClaim]:

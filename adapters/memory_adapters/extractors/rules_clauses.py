@@ -121,8 +121,9 @@ class DatePhrases:
     """The date phrases of texts of one message, read against its reference time and zone,
     each (text, direction) read once: a sentence that is one clause is read for a leading
     phrase as the sentence and again as its clause, and the rules read the clause again
-    (issue 15: date scanning was a third of the extraction's CPU). Held by one message's
-    clauses only, so it grows with that message, never beyond."""
+    (issue 15: date scanning was a third of the extraction's CPU), and the pass that keeps
+    a message no rule understood reads its sentences once more. Held by one message's
+    clauses and that pass only, so it grows with that message, never beyond."""
 
     reference: datetime
     timezone: str
@@ -203,6 +204,7 @@ def _strip_lead_in(text: str) -> tuple[str, set[str]]:
     return text, markers
 
 
+_I_AM_OPENING = re.compile(r"I(?:'m|\s+am)\b")
 _OPENING_SUBJECT = re.compile(r",?\s*(?=(?:I|I'm|I've|I'll|[Mm]y|[Ww]e|[Ww]e're|[Oo]ur)\b)")
 
 
@@ -230,13 +232,12 @@ def _singular(text: str) -> str:
     return text
 
 
-def clauses_of(
-    message: str, *, entry_id: str, reference: datetime, timezone: str
-) -> Iterator[Clause]:
+def clauses_of(message: str, *, entry_id: str, dates: DatePhrases) -> Iterator[Clause]:
+    """The clauses of `message`, read against `dates`' reference time and zone; `dates`
+    holds the message's date readings (another pass over its text may have read some)."""
     normalised = message.replace("\u2019", "'").replace("\u2018", "'")
     if is_sarcastic(normalised):
         return
-    dates = DatePhrases(reference, timezone)
     for raw_sentence in SENTENCE_BREAK.split(normalised):
         if not is_statement(raw_sentence):
             continue
@@ -249,7 +250,7 @@ def clauses_of(
             text = _singular(part.rstrip(".!?,;: ").strip())
             if _ATTRIBUTE_ONLY.match(text) and subject:
                 text = f"{subject} {text}"  # "I'm vegan and [I'm] allergic to soy"
-            subject = "I'm" if re.match(r"I(?:'m|\s+am)\b", text) else ""
+            subject = "I'm" if _I_AM_OPENING.match(text) else ""
             text, trailing = _TRAILING_PERSISTENT.subn("", text)
             if not text:
                 continue
@@ -261,7 +262,7 @@ def clauses_of(
                 corrected=bool(found & _CORRECTION),
                 persistent=bool(found & _PERSISTENT),
                 past_tense=_PAST_TENSE.match(text) is not None,
-                reference=reference,
-                timezone=timezone,
+                reference=dates.reference,
+                timezone=dates.timezone,
                 dates=dates,
             )

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import datetime
 
-from memory_adapters.extractors.rules_clauses import SENTENCE_BREAK, clauses_of
+from memory_adapters.extractors.rules_clauses import SENTENCE_BREAK, DatePhrases, clauses_of
 from memory_adapters.extractors.rules_common import BEFORE_REFERENCE_CONFIDENCE
 from memory_adapters.extractors.rules_lexicon import CREDENTIALS, OTHER_PEOPLE
 from memory_adapters.extractors.rules_mood import is_sarcastic, is_statement
@@ -54,12 +53,12 @@ _MIN_WORDS = 4
 _MIN_CJK_CHARS = 4
 
 
-def _discloses(sentence: str, *, entry_id: str, reference: datetime, timezone: str) -> bool:
+def _discloses(sentence: str, *, entry_id: str, dates: DatePhrases) -> bool:
     if _CJK_SELF.match(sentence):
         return len(sentence) >= _MIN_CJK_CHARS and not _CJK_QUESTION.search(sentence)
     if len(sentence.split()) < _MIN_WORDS:
         return False
-    for clause in clauses_of(sentence, entry_id=entry_id, reference=reference, timezone=timezone):
+    for clause in clauses_of(sentence, entry_id=entry_id, dates=dates):
         text = clause.text
         if not _ABOUT_SELF.match(text) or _CHIT_CHAT.match(text):
             continue
@@ -72,10 +71,11 @@ def _discloses(sentence: str, *, entry_id: str, reference: datetime, timezone: s
     return False
 
 
-def kept_utterances(
-    entry: TapeEntry, *, reference: datetime, timezone: str
-) -> Iterator[CandidateClaim]:
-    """The sentences of `entry` that disclose something about the user, kept as said."""
+def kept_utterances(entry: TapeEntry, *, dates: DatePhrases) -> Iterator[CandidateClaim]:
+    """The sentences of `entry` that disclose something about the user, kept as said.
+    `dates`: the message's date readings (its reference and zone), shared with the rules'
+    pass over the same sentences, which read most of them already."""
+    reference, timezone = dates.reference, dates.timezone
     message = entry.content.strip()
     if is_sarcastic(message):
         return
@@ -84,7 +84,7 @@ def kept_utterances(
         sentence = " ".join(raw.split())
         if not sentence or not is_statement(sentence) or sentence.endswith(("？", "?")):
             continue
-        if not _discloses(sentence, entry_id=entry.id, reference=reference, timezone=timezone):
+        if not _discloses(sentence, entry_id=entry.id, dates=dates):
             continue
         yield CandidateClaim(
             content=f'{KEPT_PREFIX}: "{sentence}"',

@@ -127,9 +127,19 @@ def former_clauses_of(
             )
 
 
+def _former_clauses_at(
+    message: str, *, entry_id: str, dates: rules_clauses.DatePhrases
+) -> Iterator[Clause]:
+    """`former_clauses_of` called as `clauses_of` is now (the date readings' reference and
+    zone; it reads every date phrase afresh, as it did)."""
+    return former_clauses_of(
+        message, entry_id=entry_id, reference=dates.reference, timezone=dates.timezone
+    )
+
+
 PATCHES = (
     (rules_clauses.Clause, "times", former_times),
-    (rules, "clauses_of", former_clauses_of),
+    (rules, "clauses_of", _former_clauses_at),
     (rules_kept, "SENTENCE_BREAK", FORMER_SENTENCE_BREAK),
     (rules_kept, "is_statement", former_is_statement),
 )

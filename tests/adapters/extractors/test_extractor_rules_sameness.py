@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from extractor_support import MakeRequest, RunExtractor
@@ -21,9 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.ingestion import messages
+from memory_adapters.extractors import rules_clauses
 from memory_adapters.extractors.rules import RulesExtractor
 from memory_adapters.extractors.rules_clauses import SENTENCE_BREAK, _singular
 from memory_adapters.extractors.rules_mood import is_statement
+from memory_core.domain.dates import TimeExpression
 from memory_core.ports.extraction import ExtractionResult
 
 CORPUS = Path(__file__).parents[2] / "fixtures" / "extraction" / "corpus.json"
@@ -84,6 +87,31 @@ def test_the_whole_corpus_in_one_request_extracts_what_it_did(
     current, before = _both(make_request, run, MESSAGES, monkeypatch)
     assert current.candidates
     assert current == before
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Last week I finally sorted out the garage and the attic with my dad.",
+        "I spent the whole of last weekend repainting the fence with my neighbour.",
+    ],
+)
+def test_a_message_kept_as_said_reads_each_date_phrase_once(
+    text: str, make_request: MakeRequest, run: RunExtractor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No rule understands these, so the kept pass reads their sentences again: it shares
+    the message's date readings with the rules' pass instead of scanning them afresh."""
+    reads: list[tuple[str, str]] = []
+    scan = rules_clauses.find_time_expressions
+
+    def counted(text: str, **kwargs: Any) -> tuple[TimeExpression, ...]:
+        reads.append((text, kwargs.get("prefer", "future")))
+        return scan(text, **kwargs)
+
+    monkeypatch.setattr(rules_clauses, "find_time_expressions", counted)
+    result = run(RulesExtractor(), make_request([("user", text)]))
+    assert [candidate.content for candidate in result.candidates] == [f'The user said: "{text}"']
+    assert reads and len(reads) == len(set(reads))
 
 
 _PIECES = st.sampled_from(
