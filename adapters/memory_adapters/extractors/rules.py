@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import attrs
 
 from memory_adapters.extractors.entries import user_messages
-from memory_adapters.extractors.rules_clauses import Clause, DatePhrases, clauses_of
+from memory_adapters.extractors.rules_clauses import Clause, MessageReading, clauses_of
 from memory_adapters.extractors.rules_common import Finding
 from memory_adapters.extractors.rules_kept import kept_utterances
 from memory_adapters.extractors.rules_table import RULES
@@ -121,14 +121,14 @@ class RulesExtractor:
             deadline.raise_if_expired("rules extraction")
             pause()
             understood = False
-            # One message's date readings, shared by its clauses and the kept pass.
-            dates = DatePhrases(request.reference_time, request.timezone)
-            for clause in clauses_of(entry.content, entry_id=entry.id, dates=dates):
+            # What reading the message finds, shared by the rules' pass and the kept pass.
+            reading = MessageReading(request.reference_time, request.timezone)
+            for clause in clauses_of(entry.content, entry_id=entry.id, reading=reading):
                 for finding in findings_of(clause):
                     understood = True
                     yield finding
             if not understood and self._keep_unmatched:
-                yield from kept_utterances(entry, dates=dates)
+                yield from kept_utterances(entry, reading=reading)
 
 
 def _unique(candidates: list[CandidateClaim]) -> list[CandidateClaim]:

@@ -20,7 +20,7 @@ from memory_adapters.extractors.rules_lexicon import ATTRIBUTES
 from memory_adapters.extractors.rules_mood import is_sarcastic, is_statement
 from memory_core.domain.dates import Prefer, ResolvedTime, TimeExpression, find_time_expressions
 
-__all__ = ["SENTENCE_BREAK", "Clause", "DatePhrases", "clauses_of"]
+__all__ = ["SENTENCE_BREAK", "Clause", "MessageReading", "clauses_of"]
 
 # Not after a title or "St." ("Please call me Dr. Okafor", "St. Mary's hospital"). The
 # cheap look-behind goes first: the assertions are the same conjunction in any order, but
@@ -117,28 +117,51 @@ _TRAILING_PERSISTENT = re.compile(
 
 
 @attrs.frozen
-class DatePhrases:
-    """The date phrases of texts of one message, read against its reference time and zone,
-    each (text, direction) read once: a sentence that is one clause is read for a leading
-    phrase as the sentence and again as its clause, and the rules read the clause again
-    (issue 15: date scanning was a third of the extraction's CPU), and the pass that keeps
-    a message no rule understood reads its sentences once more. Held by one message's
-    clauses and that pass only, so it grows with that message, never beyond."""
+class _Part:
+    """One clause of a sentence, as its sentence alone decides it (`MessageReading`)."""
+
+    text: str
+    corrected: bool
+    persistent: bool
+    past_tense: bool
+
+
+@attrs.frozen
+class MessageReading:
+    """What reading one message has found so far, against its reference time and zone: the
+    date phrases of each (text, direction), and the clauses of each sentence. Both are
+    functions of the text alone, read once (issue 15): a sentence that is one clause is read
+    for a leading date phrase as the sentence and again as its clause, the rules read the
+    clause again (date scanning was a third of the extraction's CPU), and the pass that
+    keeps a message no rule understood cuts its sentences into clauses once more (44 % of
+    a conversation's extraction). Held by one message's passes only, so it grows with that
+    message, never beyond."""
 
     reference: datetime
     timezone: str
-    _read: dict[tuple[str, Prefer], tuple[TimeExpression, ...]] = attrs.field(
+    _dates: dict[tuple[str, Prefer], tuple[TimeExpression, ...]] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False
+    )
+    _sentences: dict[str, tuple[_Part, ...]] = attrs.field(
         factory=dict, init=False, repr=False, eq=False
     )
 
     def find(self, text: str, *, prefer: Prefer = "future") -> tuple[TimeExpression, ...]:
-        found = self._read.get((text, prefer))
+        """The date phrases of `text`, left to right, resolved the way `prefer` points."""
+        found = self._dates.get((text, prefer))
         if found is None:
             found = find_time_expressions(
                 text, reference=self.reference, timezone=self.timezone, prefer=prefer
             )
-            self._read[text, prefer] = found
+            self._dates[text, prefer] = found
         return found
+
+    def parts(self, raw_sentence: str) -> tuple[_Part, ...]:
+        """The clauses of one sentence of the message (none when it is no statement)."""
+        parts = self._sentences.get(raw_sentence)
+        if parts is None:
+            parts = self._sentences[raw_sentence] = _parts_of(raw_sentence, self)
+        return parts
 
 
 @attrs.frozen(kw_only=True)
@@ -153,9 +176,9 @@ class Clause:
     past_tense: bool  # "I moved ...", "my trip was cancelled": its own verb is in the past
     reference: datetime
     timezone: str
-    dates: DatePhrases = attrs.field(
+    reading: MessageReading = attrs.field(
         default=attrs.Factory(
-            lambda self: DatePhrases(self.reference, self.timezone), takes_self=True
+            lambda self: MessageReading(self.reference, self.timezone), takes_self=True
         ),
         eq=False,
         repr=False,
@@ -169,7 +192,7 @@ class Clause:
     def times(self, *, prefer: Prefer) -> tuple[TimeExpression, ...]:
         """The clause's date phrases, left to right, a yearless month or a bare weekday
         resolved the way `prefer` points."""
-        return self.dates.find(self.text, prefer=prefer)
+        return self.reading.find(self.text, prefer=prefer)
 
     def split_time(
         self, start: int, end: int, *, prefer: Prefer
@@ -208,10 +231,10 @@ _I_AM_OPENING = re.compile(r"I(?:'m|\s+am)\b")
 _OPENING_SUBJECT = re.compile(r",?\s*(?=(?:I|I'm|I've|I'll|[Mm]y|[Ww]e|[Ww]e're|[Oo]ur)\b)")
 
 
-def _date_last(text: str, dates: DatePhrases) -> str:
+def _date_last(text: str, reading: MessageReading) -> str:
     """ "Next week I'm visiting my parents" -> "I'm visiting my parents next week": the rules
     read subject first; a date phrase in front would hide it."""
-    times = dates.find(text)
+    times = reading.find(text)
     if not times or times[0].start != 0:
         return text
     rest = text[times[0].end :]
@@ -232,37 +255,51 @@ def _singular(text: str) -> str:
     return text
 
 
-def clauses_of(message: str, *, entry_id: str, dates: DatePhrases) -> Iterator[Clause]:
-    """The clauses of `message`, read against `dates`' reference time and zone; `dates`
-    holds the message's date readings (another pass over its text may have read some)."""
+def clauses_of(message: str, *, entry_id: str, reading: MessageReading) -> Iterator[Clause]:
+    """The clauses of `message`, read against `reading`'s reference time and zone; `reading`
+    holds what reading the message found so far (another pass over its text may have)."""
     normalised = message.replace("\u2019", "'").replace("\u2018", "'")
     if is_sarcastic(normalised):
         return
     for raw_sentence in SENTENCE_BREAK.split(normalised):
-        if not is_statement(raw_sentence):
-            continue
-        sentence, markers = _strip_lead_in(raw_sentence.strip())
-        sentence = _singular(_date_last(sentence, dates))
-        subject = ""
-        for raw_part in _CLAUSE_BREAK.split(sentence):
-            part, more = _strip_lead_in(raw_part.strip())
-            part = _date_last(part.strip(), dates)
-            text = _singular(part.rstrip(".!?,;: ").strip())
-            if _ATTRIBUTE_ONLY.match(text) and subject:
-                text = f"{subject} {text}"  # "I'm vegan and [I'm] allergic to soy"
-            subject = "I'm" if _I_AM_OPENING.match(text) else ""
-            text, trailing = _TRAILING_PERSISTENT.subn("", text)
-            if not text:
-                continue
-            found = markers | more | ({"from now on"} if trailing else set())
+        for part in reading.parts(raw_sentence):
             yield Clause(
-                text=text,
+                text=part.text,
                 message=normalised,
                 entry_id=entry_id,
+                corrected=part.corrected,
+                persistent=part.persistent,
+                past_tense=part.past_tense,
+                reference=reading.reference,
+                timezone=reading.timezone,
+                reading=reading,
+            )
+
+
+def _parts_of(raw_sentence: str, reading: MessageReading) -> tuple[_Part, ...]:
+    if not is_statement(raw_sentence):
+        return ()
+    sentence, markers = _strip_lead_in(raw_sentence.strip())
+    sentence = _singular(_date_last(sentence, reading))
+    parts: list[_Part] = []
+    subject = ""
+    for raw_part in _CLAUSE_BREAK.split(sentence):
+        part, more = _strip_lead_in(raw_part.strip())
+        part = _date_last(part.strip(), reading)
+        text = _singular(part.rstrip(".!?,;: ").strip())
+        if _ATTRIBUTE_ONLY.match(text) and subject:
+            text = f"{subject} {text}"  # "I'm vegan and [I'm] allergic to soy"
+        subject = "I'm" if _I_AM_OPENING.match(text) else ""
+        text, trailing = _TRAILING_PERSISTENT.subn("", text)
+        if not text:
+            continue
+        found = markers | more | ({"from now on"} if trailing else set())
+        parts.append(
+            _Part(
+                text=text,
                 corrected=bool(found & _CORRECTION),
                 persistent=bool(found & _PERSISTENT),
                 past_tense=_PAST_TENSE.match(text) is not None,
-                reference=dates.reference,
-                timezone=dates.timezone,
-                dates=dates,
             )
+        )
+    return tuple(parts)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from memory_adapters.extractors.rules_clauses import SENTENCE_BREAK, DatePhrases, clauses_of
+from memory_adapters.extractors.rules_clauses import SENTENCE_BREAK, MessageReading, clauses_of
 from memory_adapters.extractors.rules_common import BEFORE_REFERENCE_CONFIDENCE
 from memory_adapters.extractors.rules_lexicon import CREDENTIALS, OTHER_PEOPLE
 from memory_adapters.extractors.rules_mood import is_sarcastic, is_statement
@@ -53,12 +53,12 @@ _MIN_WORDS = 4
 _MIN_CJK_CHARS = 4
 
 
-def _discloses(sentence: str, *, entry_id: str, dates: DatePhrases) -> bool:
+def _discloses(sentence: str, *, entry_id: str, reading: MessageReading) -> bool:
     if _CJK_SELF.match(sentence):
         return len(sentence) >= _MIN_CJK_CHARS and not _CJK_QUESTION.search(sentence)
     if len(sentence.split()) < _MIN_WORDS:
         return False
-    for clause in clauses_of(sentence, entry_id=entry_id, dates=dates):
+    for clause in clauses_of(sentence, entry_id=entry_id, reading=reading):
         text = clause.text
         if not _ABOUT_SELF.match(text) or _CHIT_CHAT.match(text):
             continue
@@ -71,11 +71,11 @@ def _discloses(sentence: str, *, entry_id: str, dates: DatePhrases) -> bool:
     return False
 
 
-def kept_utterances(entry: TapeEntry, *, dates: DatePhrases) -> Iterator[CandidateClaim]:
+def kept_utterances(entry: TapeEntry, *, reading: MessageReading) -> Iterator[CandidateClaim]:
     """The sentences of `entry` that disclose something about the user, kept as said.
-    `dates`: the message's date readings (its reference and zone), shared with the rules'
-    pass over the same sentences, which read most of them already."""
-    reference, timezone = dates.reference, dates.timezone
+    `reading`: the message's reading (its reference and zone), shared with the rules' pass
+    over the same sentences, which cut most of them into clauses already."""
+    reference, timezone = reading.reference, reading.timezone
     message = entry.content.strip()
     if is_sarcastic(message):
         return
@@ -84,7 +84,7 @@ def kept_utterances(entry: TapeEntry, *, dates: DatePhrases) -> Iterator[Candida
         sentence = " ".join(raw.split())
         if not sentence or not is_statement(sentence) or sentence.endswith(("？", "?")):
             continue
-        if not _discloses(sentence, entry_id=entry.id, dates=dates):
+        if not _discloses(sentence, entry_id=entry.id, reading=reading):
             continue
         yield CandidateClaim(
             content=f'{KEPT_PREFIX}: "{sentence}"',

@@ -128,12 +128,12 @@ def former_clauses_of(
 
 
 def _former_clauses_at(
-    message: str, *, entry_id: str, dates: rules_clauses.DatePhrases
+    message: str, *, entry_id: str, reading: rules_clauses.MessageReading
 ) -> Iterator[Clause]:
     """`former_clauses_of` called as `clauses_of` is now (the date readings' reference and
     zone; it reads every date phrase afresh, as it did)."""
     return former_clauses_of(
-        message, entry_id=entry_id, reference=dates.reference, timezone=dates.timezone
+        message, entry_id=entry_id, reference=reading.reference, timezone=reading.timezone
     )
 
 

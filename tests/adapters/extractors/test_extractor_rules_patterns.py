@@ -16,7 +16,7 @@ from extractor_support import REFERENCE, MakeRequest, RunExtractor
 
 from memory_adapters.extractors import RulesExtractor
 from memory_adapters.extractors.phrasing import slot_key, third_person_verb
-from memory_adapters.extractors.rules_clauses import DatePhrases, clauses_of
+from memory_adapters.extractors.rules_clauses import MessageReading, clauses_of
 from memory_core.domain.cancellation import CancellationToken
 from memory_core.domain.claims import Category, ClaimKind
 from memory_core.domain.directives import DirectiveKind
@@ -252,7 +252,7 @@ def test_a_yearless_date_follows_the_tense_of_what_is_said(extract: Extract, tex
 )
 def test_a_clause_knows_whether_its_own_verb_is_past(text: str, past: bool) -> None:
     """The tense the rules read a yearless date by, when the rule's shape does not say it."""
-    (clause,) = clauses_of(text, entry_id="m1", dates=DatePhrases(REFERENCE, "Europe/Berlin"))
+    (clause,) = clauses_of(text, entry_id="m1", reading=MessageReading(REFERENCE, "Europe/Berlin"))
     assert clause.past_tense is past
     assert clause.tense == ("past" if past else "future")
 

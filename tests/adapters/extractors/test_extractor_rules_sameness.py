@@ -25,6 +25,7 @@ from benchmarks.ingestion import messages
 from memory_adapters.extractors import rules_clauses
 from memory_adapters.extractors.rules import RulesExtractor
 from memory_adapters.extractors.rules_clauses import SENTENCE_BREAK, _singular
+from memory_adapters.extractors.rules_kept import KEPT_PREFIX
 from memory_adapters.extractors.rules_mood import is_statement
 from memory_core.domain.dates import TimeExpression
 from memory_core.ports.extraction import ExtractionResult
@@ -94,24 +95,34 @@ def test_the_whole_corpus_in_one_request_extracts_what_it_did(
     [
         "Last week I finally sorted out the garage and the attic with my dad.",
         "I spent the whole of last weekend repainting the fence with my neighbour.",
+        "My sister came over on Sunday. I baked a lemon tart for the two of us.",
     ],
 )
-def test_a_message_kept_as_said_reads_each_date_phrase_once(
+def test_a_message_kept_as_said_is_read_once(
     text: str, make_request: MakeRequest, run: RunExtractor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """No rule understands these, so the kept pass reads their sentences again: it shares
-    the message's date readings with the rules' pass instead of scanning them afresh."""
+    the message's reading with the rules' pass, each sentence cut into clauses and each
+    date phrase scanned once."""
     reads: list[tuple[str, str]] = []
-    scan = rules_clauses.find_time_expressions
+    cuts: list[str] = []
+    scan, cut = rules_clauses.find_time_expressions, rules_clauses._parts_of
 
-    def counted(text: str, **kwargs: Any) -> tuple[TimeExpression, ...]:
+    def scanned(text: str, **kwargs: Any) -> tuple[TimeExpression, ...]:
         reads.append((text, kwargs.get("prefer", "future")))
         return scan(text, **kwargs)
 
-    monkeypatch.setattr(rules_clauses, "find_time_expressions", counted)
+    def cut_once(sentence: str, reading: rules_clauses.MessageReading) -> Any:
+        cuts.append(sentence)
+        return cut(sentence, reading)
+
+    monkeypatch.setattr(rules_clauses, "find_time_expressions", scanned)
+    monkeypatch.setattr(rules_clauses, "_parts_of", cut_once)
     result = run(RulesExtractor(), make_request([("user", text)]))
-    assert [candidate.content for candidate in result.candidates] == [f'The user said: "{text}"']
+    assert result.candidates
+    assert all(c.content.startswith(f"{KEPT_PREFIX}: ") for c in result.candidates)
     assert reads and len(reads) == len(set(reads))
+    assert cuts and len(cuts) == len(set(cuts))
 
 
 _PIECES = st.sampled_from(
