@@ -22,6 +22,7 @@ from memory_adapters.extractors.entries import user_messages
 from memory_adapters.extractors.rules_clauses import Clause, MessageReading, clauses_of
 from memory_adapters.extractors.rules_common import Finding
 from memory_adapters.extractors.rules_kept import kept_utterances
+from memory_adapters.extractors.rules_openings import OpeningIndex
 from memory_adapters.extractors.rules_table import RULES
 from memory_adapters.extractors.screening import screen
 from memory_adapters.gil import GilYield
@@ -43,9 +44,12 @@ __all__ = ["RulesExtractor"]
 _log = logging.getLogger(__name__)
 
 
+_BY_OPENING = OpeningIndex(RULES)
+
+
 def findings_of(clause: Clause) -> list[Finding]:
     """The findings of the first rule that answers for `clause` (none when no rule does)."""
-    for pattern, handler in RULES:
+    for pattern, handler in _BY_OPENING.for_text(clause.text):
         match = pattern.fullmatch(clause.text)
         if match is None:
             continue
