@@ -4,6 +4,7 @@ batched rate on the same claim texts (issue 15).
     python -m benchmarks ingestion                   # 300 user messages per mode
     python -m benchmarks ingestion --quick           # 60
     python -m benchmarks ingestion --messages 2000   # the size the note quotes
+    python -m benchmarks ingestion --conversation FILE   # a conversation's turns instead
 
 Every mode runs the public API with the default plugins (SQLite claims, DuckDB vectors, the
 rules extractor, the offline MiniLM embedder) on an in-memory tape, each on an agent of its
@@ -21,6 +22,12 @@ own, with the model loaded before any clock starts:
   first, as a whole host does — the turns' recall, query embedding included, is inside the
   clock. Also reported: the seconds inside `prepare_turn`, and the ratio over the time outside
   the turns. `--no-host` leaves it out.
+
+The messages are built from templates (each becomes about one claim), or with
+`--conversation` are the turns of a conversation file, every turn a user message: a JSON
+list of strings, or a LoCoMo-style file (`[{"conversation": {"session_1": [{"text": ...}]}}]`,
+read where it lies; its licence keeps it out of this repository). A conversation's turns are
+longer and mostly chit-chat, so the rules extractor does more work per claim.
 
 The baseline is the same model instance embedding the claim texts the mode stored, in
 requests of `embedding_batch_size`, timed twice right after the mode (their mean). Each mode
@@ -57,7 +64,7 @@ from memory_core.services.write.ingestion.types import TurnOutcome, TurnStatus
 from memory_plugins.bootstrap import open_memory
 from memory_plugins.loader import load_plugins
 
-__all__ = ["main", "messages", "run"]
+__all__ = ["conversation", "main", "messages", "run"]
 
 RESULTS = Path(__file__).with_name("results") / "ingestion.json"
 DEFAULT_MESSAGES = 300
@@ -103,6 +110,27 @@ def messages(count: int, *, seed: int = 0) -> list[str]:
                 text = f"We adopted a {_PETS[n % 5]} called {name}-{n} while living in {place}."
         out.append(text)
     return out
+
+
+def conversation(path: Path, count: int, *, seed: int = 0) -> list[str]:
+    """`count` turns of the conversation at `path` (see the module docstring), from turn
+    `seed` on, round and round; each carries its position so repeats stay distinct texts."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data = [data] if isinstance(data, dict) else data  # one sample on its own
+    if all(isinstance(turn, str) for turn in data):
+        turns = list(data)
+    else:
+        turns = [
+            turn["text"]
+            for sample in data
+            for key, session in sample["conversation"].items()
+            if key.startswith("session_") and isinstance(session, list)
+            for turn in session
+            if isinstance(turn, dict) and str(turn.get("text", "")).strip()
+        ]
+    if not turns:
+        raise ValueError(f"{path}: no turns with text")
+    return [f"{turns[(seed + n) % len(turns)]} ({seed + n})" for n in range(count)]
 
 
 async def _baseline(model: MiniLMEmbedder, texts: Sequence[str], size: int) -> tuple[float, float]:
@@ -235,7 +263,9 @@ async def _measured(
     return row
 
 
-async def _run(root: Path, count: int, repeats: int, host: bool) -> dict[str, Any]:
+async def _run(
+    root: Path, count: int, repeats: int, host: bool, source: Path | None
+) -> dict[str, Any]:
     tape, model = InMemoryTape(), MiniLMEmbedder()
     # The model is given as an override so the baseline can call the very same instance; the
     # service still wraps it in its guard, as it does the plugin's product.
@@ -260,7 +290,11 @@ async def _run(root: Path, count: int, repeats: int, host: bool) -> dict[str, An
         for repeat in range(repeats):
             for mode, work in modes.items():
                 agent = f"bench-{mode}-{repeat}"
-                texts = messages(count, seed=seed * count)
+                texts = (
+                    messages(count, seed=seed * count)
+                    if source is None
+                    else conversation(source, count, seed=seed * count)
+                )
                 seed += 1
                 row = await _measured(memory, model, work(memory, tape, texts, agent), agent)
                 runs[mode].append(row)
@@ -274,13 +308,21 @@ async def _run(root: Path, count: int, repeats: int, host: bool) -> dict[str, An
 
 
 def run(
-    count: int, *, repeats: int = 3, host: bool = True, root: Path | None = None
+    count: int,
+    *,
+    repeats: int = 3,
+    host: bool = True,
+    root: Path | None = None,
+    source: Path | None = None,
 ) -> dict[str, Any]:
     """Every mode on `count` user messages each, `repeats` times (in `root`, else a
-    temporary directory); `host=False` leaves out the host line."""
+    temporary directory); `host=False` leaves out the host line; `source`: a conversation
+    file whose turns are the messages."""
     before = [round(value, 2) for value in os.getloadavg()]
     with tempfile.TemporaryDirectory(prefix="ingestion-bench-") as scratch:
-        report = asyncio.run(_run(Path(root or scratch), count, repeats, host))
+        report = asyncio.run(_run(Path(root or scratch), count, repeats, host, source))
+    if source is not None:
+        report["conversation"] = source.name
     report["load_average_before"] = before
     report["load_average"] = [round(value, 2) for value in os.getloadavg()]
     report["cpus"] = os.cpu_count()
@@ -294,7 +336,9 @@ def _say(message: str) -> None:
 
 def _table(report: dict[str, Any]) -> str:
     lines = [
-        f"ingestion, {report['messages']} user messages per mode, load average "
+        f"ingestion, {report['messages']} user messages per mode"
+        + (f" from {report['conversation']}" if "conversation" in report else "")
+        + ", load average "
         f"{report['load_average_before']} -> {report['load_average']}",
         f"{'mode':<19}{'claims':>8}{'s':>9}{'claims/s':>10}{'batched/s':>11}{'ratio':>7}"
         f"{'cpu ratio':>10}{'goal':>6}",
@@ -327,12 +371,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--no-host", action="store_true", help="leave out the host line (turns with recall)"
     )
+    parser.add_argument(
+        "--conversation", type=Path, help="a conversation file whose turns are the messages"
+    )
     parser.add_argument("--json", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     report = run(
         QUICK_MESSAGES if args.quick else args.messages,
         repeats=1 if args.quick else args.repeats,
         host=not args.no_host,
+        source=args.conversation,
     )
     print(_table(report))
     args.json.parent.mkdir(parents=True, exist_ok=True)
