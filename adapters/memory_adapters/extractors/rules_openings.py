@@ -4,9 +4,9 @@ Most clauses of a conversation match no rule ("That was fun!", "Wow, how long di
 take?"), and each one was tried against every pattern of the table: 62 `fullmatch` calls a
 clause, a fifth of a conversation's extraction (issue 15). A pattern can only match a text
 that starts with a character its regex can start with, so each pattern's opening characters
-are read from its parsed form once, at import, and a clause is tried only against the rules
-that can open with its first character — in table order, so the first rule that answers
-still wins.
+are read from its parsed form once, on first use, and a clause is tried only against the
+rules that can open with its first character — in table order, so the first rule that
+answers still wins.
 
 The reading is conservative: anything it does not take apart (a character category such
 as `\\w`, a back-reference, an inline flag, a parser this Python does not have) leaves
@@ -105,21 +105,28 @@ def _class(items: Sequence[tuple[Any, Any]]) -> set[str]:
 
 class OpeningIndex(Generic[T]):
     """A rule table (pattern, then what goes with it) and, per opening ASCII character, the
-    rules a text opening with it can match, in table order."""
+    rules a text opening with it can match, in table order. Read on first use, character by
+    character: parsing the table costs about 8 ms, which a process's start need not pay."""
 
     def __init__(self, rules: Sequence[tuple[re.Pattern[str], T]]) -> None:
         self._rules = tuple(rules)
-        opens = [openings(pattern) for pattern, _ in self._rules]
-        self._by_char = {
-            chr(code): tuple(
-                rule
-                for rule, chars in zip(self._rules, opens, strict=True)
-                if chars is None or chr(code) in chars
-            )
-            for code in range(128)
-        }
+        self._opens: list[frozenset[str] | None] | None = None
+        # Filled from an extraction worker thread: each entry is the same whoever fills it.
+        self._by_char: dict[str, tuple[tuple[re.Pattern[str], T], ...]] = {}
 
     def for_text(self, text: str) -> tuple[tuple[re.Pattern[str], T], ...]:
         """The rules that can match `text` whole, in table order (every rule for a text that
         opens with a non-ASCII character, or is empty)."""
-        return self._by_char.get(text[:1], self._rules)
+        first = text[:1]
+        if not first or not first.isascii():
+            return self._rules
+        rules = self._by_char.get(first)
+        if rules is None:
+            if self._opens is None:
+                self._opens = [openings(pattern) for pattern, _ in self._rules]
+            rules = self._by_char[first] = tuple(
+                rule
+                for rule, chars in zip(self._rules, self._opens, strict=True)
+                if chars is None or first in chars
+            )
+        return rules

@@ -4,12 +4,10 @@ match it, in table order (issue 15): the first rule that answers is the one it w
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
-from extractor_support import REFERENCE, ZONE
+from extractor_support import CORPUS_MESSAGES, REFERENCE, ZONE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +16,6 @@ from memory_adapters.extractors.rules import RULES
 from memory_adapters.extractors.rules_clauses import MessageReading, clauses_of
 from memory_adapters.extractors.rules_openings import OpeningIndex, openings
 
-CORPUS = Path(__file__).parents[2] / "fixtures" / "extraction" / "corpus.json"
 INDEX = OpeningIndex(RULES)
 # Openings that stress the index: both cases, digits, punctuation, and the non-ASCII
 # letters case-insensitive matching pairs with ASCII ones (Kelvin sign, long s, dotless i).
@@ -27,16 +24,11 @@ OPENERS = ["I", "i", "M", "m", "t", "N", "p", "a", "w", "0", "'", " ", ",", "\u2
 
 
 def _clause_texts() -> list[str]:
-    corpus = [
-        message["user"]
-        for conversation in json.loads(CORPUS.read_text())["conversations"]
-        for message in conversation["messages"]
-    ]
     reading = MessageReading(REFERENCE, ZONE)
     return sorted(
         {
             clause.text
-            for text in [*corpus, *messages(120)]
+            for text in [*CORPUS_MESSAGES, *messages(120)]
             for clause in clauses_of(text, entry_id="m1", reading=reading)
         }
     )

@@ -6,12 +6,10 @@ carry odd characters (R-TIME-1, R-TIME-2, R-DIR-1, R-PRIV-1)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from extractor_support import MakeRequest, RunExtractor
+from extractor_support import CORPUS_MESSAGES, MakeRequest, RunExtractor
 from former_extraction import (
     FORMER_SENTENCE_BREAK,
     PATCHES,
@@ -30,12 +28,6 @@ from memory_adapters.extractors.rules_mood import is_statement
 from memory_core.domain.dates import TimeExpression
 from memory_core.ports.extraction import ExtractionResult
 
-CORPUS = Path(__file__).parents[2] / "fixtures" / "extraction" / "corpus.json"
-CORPUS_MESSAGES = [
-    message["user"]
-    for conversation in json.loads(CORPUS.read_text())["conversations"]
-    for message in conversation["messages"]
-]
 ODD = [
     "Next week I'm visiting my parents in Porto.",
     "Next week we're visiting my parents, and on Friday I fly to Oslo.",
