@@ -96,8 +96,8 @@ _make_ollama = http_factory(
 class LocalMiniLMOptions:
     """`[plugins.embedding_provider.options]` of "local-minilm"."""
 
-    threads: int = 2  # onnxruntime intra-op threads
-    batch_size: int = 32
+    threads: int = 2  # model runs side by side, one core each
+    batch_size: int = 8  # windows per run
 
 
 @attrs.frozen(kw_only=True)

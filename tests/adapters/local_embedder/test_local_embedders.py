@@ -189,3 +189,91 @@ def test_minilm_tells_unrelated_chinese_sentences_apart(minilm: MiniLMEmbedder) 
     )
     assert _cosine(query, related) > 0.2 > _cosine(query, unrelated)
     assert minilm.windows("I like hiking on weekends")[1] == 0.0
+
+
+_MIXED = [
+    "ok",
+    "I moved to Berlin last year and started a new job at a bakery near the river.",
+    "用户喜欢在周末去爬山",
+    "The quarterly planning meeting covered staffing and office logistics. " * 30,
+    *(f"note {n}: the user prefers tea over coffee in the afternoon" for n in range(9)),
+]
+
+
+def test_minilm_runs_side_by_side_give_the_vectors_of_one_run() -> None:
+    """Issue 15: sub-batches run on several cores at once embed every text as one inline
+    run of the whole request does — long texts' windows, [UNK] blends and order included."""
+    side_by_side = _embed(MiniLMEmbedder(threads=2, batch_size=2), _MIXED)
+    inline = _embed(MiniLMEmbedder(threads=1, batch_size=64), _MIXED)
+    assert len(side_by_side) == len(_MIXED)
+    for a, b in zip(side_by_side, inline, strict=True):
+        assert max(abs(x - y) for x, y in zip(a, b, strict=True)) < 1e-5
+
+
+class _GatedSession:
+    """Stands in for the onnxruntime session: each run waits at a gate, so a test sees how
+    many run at once and can hold them."""
+
+    def __init__(self, parties: int) -> None:
+        import threading
+
+        self.together = threading.Barrier(parties, timeout=10)
+        self.release = threading.Event()
+        self.passed = 0  # runs through the barrier
+        self._count = threading.Lock()
+
+    def run(self, outputs, feeds, run_options):
+        import numpy as np
+
+        self.together.wait()  # breaks (BrokenBarrierError) unless `parties` run at once
+        with self._count:
+            self.passed += 1
+        assert self.release.wait(10)
+        ids = feeds["input_ids"]
+        return [np.ones((*ids.shape, 384), dtype=np.float32)]
+
+
+def _gated(threads: int) -> tuple[MiniLMEmbedder, _GatedSession]:
+    embedder = MiniLMEmbedder(threads=threads, batch_size=1)
+    embedder._load()  # the real session and the runs' threads, then the stand-in session
+    gate = _GatedSession(threads)
+    embedder._session = gate
+    return embedder, gate
+
+
+def test_minilm_runs_threads_sub_batches_at_once() -> None:
+    """Issue 15: `threads` sub-batches are in the model together (each on its own core)."""
+    embedder, gate = _gated(threads=2)
+    gate.release.set()
+    vectors = _embed(embedder, ["one", "two", "three", "four"])
+    assert len(vectors) == 4
+    assert not gate.together.broken
+
+
+def test_minilm_closed_during_a_request_is_unavailable_not_a_refusal() -> None:
+    """The runs not yet started when the embedder closes are dropped: the request fails as
+    ProviderUnavailable (retried later), never as a refusal that would mark claims failed."""
+    embedder, gate = _gated(threads=2)
+
+    async def scenario() -> None:
+        from memory_adapters.clocks import MonotonicClock
+
+        call = asyncio.ensure_future(
+            embedder.embed(
+                ["one", "two", "three", "four"],
+                purpose=EmbeddingPurpose.BATCH,
+                deadline=Deadline.after(MonotonicClock(), 30),
+                cancel=CancellationToken(),
+            )
+        )
+        for _ in range(10_000):  # the two first runs are in; two more wait to start
+            if gate.passed == 2 or call.done():
+                break
+            await asyncio.sleep(0.001)
+        assert gate.passed == 2
+        await embedder.aclose()
+        gate.release.set()
+        with pytest.raises(ProviderUnavailable, match="closed"):
+            await call
+
+    asyncio.run(scenario())
