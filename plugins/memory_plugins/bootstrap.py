@@ -263,7 +263,9 @@ def _compose(
     telemetry = given.get("telemetry") or default_telemetry()
     # Outside the guard: a span covers the whole guarded call, deadline errors included.
     embedder, text = traced_providers(telemetry, embedder, text)
-    gateway = ProviderGateway(clock=infra_clock, embedder=embedder, text=text, settings=settings)
+    gateway = ProviderGateway(
+        clock=infra_clock, embedder=embedder, text=text, settings=settings, scheduler=scheduler
+    )
     index = VectorIndex(
         store=store,
         vectors=vectors,

@@ -731,3 +731,128 @@ def test_a_vector_of_the_wrong_dimension_is_refused_alone_and_the_rest_are_store
         EmbeddingState.READY
     ] * 4
     assert store.list_pending_embeddings("a", limit=100) == []
+
+
+# --- issue 15: a batch's next request in the air while the current one is answered ---------
+class PacedEmbedder:
+    """Answers each request after a few loop turns, counting the requests in the air; the
+    first `fail_first` requests fail as refusals."""
+
+    provider_id = "paced"
+    model_id = "paced-1"
+
+    def __init__(self, *, fail_first: int = 0, slow: int | None = None) -> None:
+        self.slow = slow  # this request (counted from 1) takes ten times as long
+        self.flying = 0
+        self.most = 0
+        self.started: list[list[str]] = []
+        self.cancelled = 0
+        self.fail_first = fail_first
+
+    async def dimensions(self, *, deadline: Deadline, cancel: CancellationToken) -> int:
+        return 2
+
+    async def embed(self, texts: Sequence[str], *, purpose, deadline, cancel):
+        self.started.append(list(texts))
+        failing = len(self.started) <= self.fail_first
+        self.flying += 1
+        self.most = max(self.most, self.flying)
+        try:
+            for _ in range(50 if len(self.started) == self.slow else 5):
+                await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        finally:
+            self.flying -= 1
+        if failing:
+            raise ProviderResponseError("refused")
+        return [[float(len(text)), 1.0] for text in texts]
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _paced_gateway(clock, embedder, *, scheduled: bool, per_key: int = 2) -> ProviderGateway:
+    from memory_adapters.asyncio_scheduler import AsyncioScheduler
+
+    settings = MemorySettings(embedding_batch_size=2, provider_calls_per_key=per_key)
+    scheduler = AsyncioScheduler() if scheduled else None
+    return ProviderGateway(clock=clock, embedder=embedder, settings=settings, scheduler=scheduler)
+
+
+@pytest.mark.parametrize(
+    ("scheduled", "per_key", "most"),
+    [(True, 2, 2), (True, 1, 1), (False, 2, 1)],
+    ids=["ahead", "no-room-for-two", "no-scheduler"],
+)
+def test_a_batch_sends_its_next_request_while_the_current_one_is_answered(
+    clock, scheduled: bool, per_key: int, most: int
+) -> None:
+    """Issue 15: with a scheduler and room for two calls of the key, the next request is in
+    the air beside the current one (never more); the vectors come back in the texts' order
+    either way, and no request is refused for capacity."""
+    embedder = PacedEmbedder()
+    gateway = _paced_gateway(clock, embedder, scheduled=scheduled, per_key=per_key)
+    texts = ["ccc", "a", "eeeee", "bb", "dddd"]
+    batch = asyncio.run(
+        gateway.embed_batch(
+            agent_id="a", texts=texts, deadline=Deadline.after(clock, 30), cancel=_token()
+        )
+    )
+    assert [vector[0] for vector in batch.vectors] == [float(len(text)) for text in texts]
+    assert embedder.most == most
+    assert len(embedder.started) == 3 and embedder.flying == 0
+
+
+def test_a_failed_request_takes_the_one_sent_ahead_down_with_it(clock) -> None:
+    """Issue 15: the batch is all or nothing: when the current request fails, the one sent
+    ahead is cancelled, the batch raises the failure, and no request stays in the air."""
+    embedder = PacedEmbedder(fail_first=1)
+    gateway = _paced_gateway(clock, embedder, scheduled=True)
+
+    async def scenario() -> None:
+        with pytest.raises(ProviderResponseError):
+            await gateway.embed_batch(
+                agent_id="a",
+                texts=["one", "two", "three", "four", "five"],
+                deadline=Deadline.after(clock, 30),
+                cancel=_token(),
+            )
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert embedder.flying == 0
+        assert embedder.cancelled == 1  # the second request, sent ahead
+        assert len(embedder.started) == 2  # the third was never sent
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("sent", [2, 3], ids=["first-inline", "both-sent-ahead"])
+def test_a_cancelled_batch_leaves_no_request_in_the_air(clock, sent: int) -> None:
+    """Issue 15: cancelling the batch while its current request and the one sent ahead are
+    out cancels both — the current one awaited inline, or itself sent ahead earlier."""
+    embedder = PacedEmbedder(slow=2)
+    gateway = _paced_gateway(clock, embedder, scheduled=True)
+
+    async def scenario() -> None:
+        batch = asyncio.ensure_future(
+            gateway.embed_batch(
+                agent_id="a",
+                texts=["one", "two", "three", "four", "five", "six"],
+                deadline=Deadline.after(clock, 30),
+                cancel=_token(),
+            )
+        )
+        while len(embedder.started) < sent:
+            await asyncio.sleep(0)
+        assert embedder.flying == 2
+        batch.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await batch
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert embedder.flying == 0 and embedder.cancelled == 2
+        assert len(embedder.started) == sent
+
+    asyncio.run(scenario())

@@ -24,11 +24,12 @@ by the bare model is re-embedded rather than mixed.
 and run `threads` at a time, each on one core (onnxruntime with one intra-op thread per
 run), rather than one run at a time split across the cores inside every operator. An
 operator split across cores waits at its end for the slowest share, so a core taken by
-anything else — the host, the ingestion chain's extraction beside a batch — stalls them all:
-on 2 cores, 150 conversation turns took 0.80–1.07 s split inside operators and 1.37–1.58 s
-beside one busy Python thread; run side by side, 0.65–0.69 s and 0.94–1.08 s (issue 15).
-A single text runs on one core either way (12 ms both ways). Sub-batches of 8 keep padding
-small: 16 took 0.83–0.86 s, 4 the same as 8.
+anything else — the host, the ingestion chain's extraction beside a batch — stalls them all.
+On 2 cores, 150 conversation turns took 0.80–1.07 s split inside operators, and 1.37–1.58 s
+beside one busy Python thread; run side by side, 0.65–0.77 s and 0.94–1.14 s (issue 15),
+with the same vectors (to 1e-8) and a single text as fast (12 ms). Sub-batches of 8 keep padding
+small: 16 took 0.83–0.86 s, 4 the same as 8. Many small runs also balance: two halves of a
+request side by side were slower beside a busy thread, the first done waiting for the other.
 """
 
 from __future__ import annotations

@@ -57,6 +57,11 @@ class ProviderCalls:
         self._counts: Counter[tuple[str, str]] = Counter()
         self._latencies: deque[LatencySample] = deque(maxlen=latency_samples)
 
+    def room(self, agent_id: str, provider: EmbeddingProvider | TextProvider, purpose: str) -> int:
+        """Calls the key (agent, provider, model, purpose) may still start now."""
+        slot = (agent_id, provider.provider_id, provider.model_id, str(purpose))
+        return min(self._limits.per_key - self._slots[slot], self._limits.total - self._slots_total)
+
     async def invoke(
         self,
         call: Callable[[Deadline, CancellationToken], Awaitable[T]],

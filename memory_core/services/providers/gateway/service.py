@@ -15,13 +15,22 @@ Capacity is released when the awaited provider call settles.
 `embed_query` is for the read path and never raises for an expected failure: it returns a
 `QueryEmbedding` whose `degradation` names what went wrong. The other methods raise the
 typed `ProviderError`s, `DeadlineExceeded` or `OperationCancelled`.
+
+Given a scheduler, `embed_batch` keeps the batch's next request in the air while the provider
+answers the current one, so what a request costs before the model runs (a local model's
+tokenizer, a network round trip) overlaps the request before it (issue 15). It sends ahead
+only while the key's capacity leaves room for both requests, so a batch never meets a
+`CapacityRejected` of its own making; batch calls of one agent do not overlap anyway (the
+vector index's agent locks serialise them).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+
+import attrs
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.claims import EmbeddingIdentity
@@ -41,6 +50,7 @@ from memory_core.ports.providers import (
     TextProvider,
     TextRequest,
 )
+from memory_core.ports.scheduler import TaskHandle, TaskScheduler
 from memory_core.services.providers.breaker import BreakerPermit, CircuitBreakers
 from memory_core.services.providers.deadline import AdaptiveDeadlines
 from memory_core.services.providers.gateway.bound import BoundTextProvider
@@ -72,7 +82,10 @@ __all__ = [
 WARMUP_TEXT = "memory warmup"
 
 
-def _vectors(raw: object, expected: int, dim: int | None) -> tuple[tuple[float, ...], ...]:
+Vectors = tuple[tuple[float, ...], ...]
+
+
+def _vectors(raw: object, expected: int, dim: int | None) -> Vectors:
     """Re-check what a provider returned: a third-party adapter may be careless. An error
     names the vector by its position in the request, never its values.
 
@@ -106,6 +119,43 @@ def _vectors(raw: object, expected: int, dim: int | None) -> tuple[tuple[float, 
     return tuple(vectors)
 
 
+@attrs.define(eq=False)
+class _Ahead:
+    """A batch's next request, sent while the current one is answered."""
+
+    handle: TaskHandle | None = None
+    answer: Vectors | None = None
+    error: BaseException | None = None
+
+    @classmethod
+    def send(cls, scheduler: TaskScheduler, request: Callable[[], Awaitable[Vectors]]) -> _Ahead:
+        ahead = cls()
+
+        async def work() -> None:
+            try:
+                ahead.answer = await request()
+            except BaseException as exc:  # kept for `answered`, which raises it
+                ahead.error = exc
+                if not isinstance(exc, Exception):
+                    raise
+
+        ahead.handle = scheduler.spawn(work, name="memory-embed-request")
+        return ahead
+
+    def cancel(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+
+    async def answered(self) -> Vectors:
+        assert self.handle is not None
+        await self.handle.wait()
+        if self.error is not None:
+            raise self.error
+        if self.answer is None:  # cancelled before it ran
+            raise OperationCancelled("embedding request cancelled")
+        return self.answer
+
+
 class ProviderGateway:
     """One per process (or per configuration); shared by every agent's read and write paths."""
 
@@ -116,8 +166,10 @@ class ProviderGateway:
         embedder: EmbeddingProvider | None = None,
         text: TextProvider | None = None,
         settings: MemorySettings,
+        scheduler: TaskScheduler | None = None,
     ) -> None:
         self._clock = clock
+        self._scheduler = scheduler  # sends a batch's next request ahead (module docstring)
         self._embedder = embedder
         self._text = text
         self._timeouts = PurposeTimeouts.from_settings(settings)
@@ -237,18 +289,42 @@ class ProviderGateway:
             if not isinstance(text, str) or not text.strip():
                 raise ValidationError(f"texts[{index}]", "must be a non-blank string")
         order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
-        vectors: list[tuple[float, ...]] = [()] * len(texts)
-        for start in range(0, len(order), self._batch_size):
-            request = order[start : start + self._batch_size]
-            answered = await self._embed(
-                [texts[index] for index in request],
+        requests = [
+            order[start : start + self._batch_size]
+            for start in range(0, len(order), self._batch_size)
+        ]
+
+        def request(indexes: list[int]) -> Awaitable[Vectors]:
+            return self._embed(
+                [texts[index] for index in indexes],
                 agent_id=agent_id,
                 purpose=EmbeddingPurpose.BATCH,
                 cancel=cancel,
                 deadline=self._within(self._timeouts.batch_seconds, deadline),
             )
-            for index, vector in zip(request, answered, strict=True):
-                vectors[index] = vector
+
+        vectors: list[tuple[float, ...]] = [()] * len(texts)
+        current: _Ahead | None = None
+        ahead: _Ahead | None = None
+        try:
+            for position, indexes in enumerate(requests):
+                current, ahead = ahead, None
+                if position + 1 < len(requests) and self._sends_ahead(
+                    agent_id, embedder, flying=current is not None
+                ):
+                    assert self._scheduler is not None
+                    ahead = _Ahead.send(
+                        self._scheduler, functools.partial(request, requests[position + 1])
+                    )
+                answered = await (request(indexes) if current is None else current.answered())
+                current = None
+                for index, vector in zip(indexes, answered, strict=True):
+                    vectors[index] = vector
+        finally:
+            # The batch failed or was cancelled: no request of it stays in the air.
+            for unanswered in (current, ahead):
+                if unanswered is not None:
+                    unanswered.cancel()
         if not vectors:
             identity = await self.identity(agent_id=agent_id, deadline=deadline, cancel=cancel)
             return EmbeddedBatch(identity=identity, vectors=())
@@ -371,7 +447,7 @@ class ProviderGateway:
         purpose: EmbeddingPurpose,
         deadline: Deadline,
         cancel: CancellationToken,
-    ) -> tuple[tuple[float, ...], ...]:
+    ) -> Vectors:
         embedder = self._require_embedder()
         key = (embedder.provider_id, embedder.model_id)
         raw = await self._calls.invoke(
@@ -387,6 +463,14 @@ class ProviderGateway:
         # silent mix of vector spaces (R-PROV-4).
         self._dims.setdefault(key, len(vectors[0]))
         return vectors
+
+    def _sends_ahead(self, agent_id: str, embedder: EmbeddingProvider, *, flying: bool) -> bool:
+        """Room for the next request beside the current one (in the air already, or about
+        to start inline)."""
+        if self._scheduler is None:
+            return False
+        needed = 1 if flying else 2
+        return self._calls.room(agent_id, embedder, EmbeddingPurpose.BATCH) >= needed
 
     def _within(self, seconds: float, deadline: Deadline) -> Deadline:
         return Deadline.after(self._clock, seconds).earliest(deadline)
