@@ -7,8 +7,10 @@ import math
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memory_adapters.local_embedder import HashingEmbedder, MiniLMEmbedder
@@ -215,16 +217,12 @@ class _GatedSession:
     many run at once and can hold them."""
 
     def __init__(self, parties: int) -> None:
-        import threading
-
         self.together = threading.Barrier(parties, timeout=10)
         self.release = threading.Event()
         self.passed = 0  # runs through the barrier
         self._count = threading.Lock()
 
     def run(self, outputs, feeds, run_options):
-        import numpy as np
-
         self.together.wait()  # breaks (BrokenBarrierError) unless `parties` run at once
         with self._count:
             self.passed += 1
