@@ -806,7 +806,7 @@ def test_a_batch_sends_its_next_request_while_the_current_one_is_answered(
 
 
 def test_a_failed_request_takes_the_one_sent_ahead_down_with_it(clock) -> None:
-    """Issue 15: the batch is all or nothing: when the current request fails, the one sent
+    """Issue 15, R-PROV-3: the batch is all or nothing: when the current request fails, the one sent
     ahead is cancelled, the batch raises the failure, and no request stays in the air."""
     embedder = PacedEmbedder(fail_first=1)
     gateway = _paced_gateway(clock, embedder, scheduled=True)
@@ -830,7 +830,7 @@ def test_a_failed_request_takes_the_one_sent_ahead_down_with_it(clock) -> None:
 
 @pytest.mark.parametrize("sent", [2, 3], ids=["first-inline", "both-sent-ahead"])
 def test_a_cancelled_batch_leaves_no_request_in_the_air(clock, sent: int) -> None:
-    """Issue 15: cancelling the batch while its current request and the one sent ahead are
+    """Issue 15, R-PROV-3: cancelling the batch while its current request and the one sent ahead are
     out cancels both — the current one awaited inline, or itself sent ahead earlier."""
     embedder = PacedEmbedder(slow=2)
     gateway = _paced_gateway(clock, embedder, scheduled=True)

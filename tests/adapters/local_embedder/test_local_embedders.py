@@ -249,7 +249,7 @@ def test_minilm_runs_threads_sub_batches_at_once() -> None:
 
 
 def test_minilm_closed_during_a_request_is_unavailable_not_a_refusal() -> None:
-    """The runs not yet started when the embedder closes are dropped: the request fails as
+    """R-PROV-3: the runs not yet started when the embedder closes are dropped: the request fails as
     ProviderUnavailable (retried later), never as a refusal that would mark claims failed."""
     embedder, gate = _gated(threads=2)
 

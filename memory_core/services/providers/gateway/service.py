@@ -27,10 +27,7 @@ vector index's agent locks serialise them).
 from __future__ import annotations
 
 import functools
-import math
-from collections.abc import Awaitable, Callable, Sequence
-
-import attrs
+from collections.abc import Awaitable, Sequence
 
 from memory_core.domain.cancellation import CancellationToken, Deadline
 from memory_core.domain.claims import EmbeddingIdentity
@@ -50,9 +47,11 @@ from memory_core.ports.providers import (
     TextProvider,
     TextRequest,
 )
-from memory_core.ports.scheduler import TaskHandle, TaskScheduler
+from memory_core.ports.scheduler import TaskScheduler
 from memory_core.services.providers.breaker import BreakerPermit, CircuitBreakers
 from memory_core.services.providers.deadline import AdaptiveDeadlines
+from memory_core.services.providers.gateway.ahead import Ahead
+from memory_core.services.providers.gateway.answers import Vectors, checked_vectors
 from memory_core.services.providers.gateway.bound import BoundTextProvider
 from memory_core.services.providers.gateway.calls import ProviderCalls, require_call_args
 from memory_core.services.providers.gateway.types import (
@@ -80,80 +79,6 @@ __all__ = [
 ]
 
 WARMUP_TEXT = "memory warmup"
-
-
-Vectors = tuple[tuple[float, ...], ...]
-
-
-def _vectors(raw: object, expected: int, dim: int | None) -> Vectors:
-    """Re-check what a provider returned: a third-party adapter may be careless. An error
-    names the vector by its position in the request, never its values.
-
-    Per vector the dimension comes first (a length), then the values in one pass at C speed:
-    `map(float)` converts them, and their sum is finite unless one of them is NaN or
-    infinite — only then (or for finite values so large that they overflow the sum) are they
-    looked at one by one. A float-by-float check in Python was most of the gateway's time
-    for a batch of 384-dimension vectors (issue 15)."""
-    if isinstance(raw, str | bytes) or not isinstance(raw, Sequence) or len(raw) != expected:
-        raise ProviderResponseError(f"expected {expected} vector(s) from the provider")
-    vectors: list[tuple[float, ...]] = []
-    for index, item in enumerate(raw):
-        try:
-            size = len(item)  # type: ignore[arg-type]
-        except TypeError:
-            raise ProviderResponseError(f"vector {index} is not a sequence of numbers") from None
-        if size == 0:
-            raise ProviderResponseError(f"vector {index} is empty")
-        dim = size if dim is None else dim
-        if size != dim:
-            raise ProviderResponseError(
-                f"vector {index} of {expected} has dimension {size} instead of {dim}"
-            )
-        try:
-            vector = tuple(map(float, item))  # type: ignore[call-overload]
-        except (TypeError, ValueError):
-            raise ProviderResponseError(f"vector {index} holds a non-number") from None
-        if not math.isfinite(sum(vector)) and not all(map(math.isfinite, vector)):
-            raise ProviderResponseError(f"vector {index} holds a non-finite value")
-        vectors.append(vector)
-    return tuple(vectors)
-
-
-@attrs.define(eq=False)
-class _Ahead:
-    """A batch's next request, sent while the current one is answered."""
-
-    handle: TaskHandle | None = None
-    answer: Vectors | None = None
-    error: BaseException | None = None
-
-    @classmethod
-    def send(cls, scheduler: TaskScheduler, request: Callable[[], Awaitable[Vectors]]) -> _Ahead:
-        ahead = cls()
-
-        async def work() -> None:
-            try:
-                ahead.answer = await request()
-            except BaseException as exc:  # kept for `answered`, which raises it
-                ahead.error = exc
-                if not isinstance(exc, Exception):
-                    raise
-
-        ahead.handle = scheduler.spawn(work, name="memory-embed-request")
-        return ahead
-
-    def cancel(self) -> None:
-        if self.handle is not None:
-            self.handle.cancel()
-
-    async def answered(self) -> Vectors:
-        assert self.handle is not None
-        await self.handle.wait()
-        if self.error is not None:
-            raise self.error
-        if self.answer is None:  # cancelled before it ran
-            raise OperationCancelled("embedding request cancelled")
-        return self.answer
 
 
 class ProviderGateway:
@@ -304,8 +229,8 @@ class ProviderGateway:
             )
 
         vectors: list[tuple[float, ...]] = [()] * len(texts)
-        current: _Ahead | None = None
-        ahead: _Ahead | None = None
+        current: Ahead | None = None
+        ahead: Ahead | None = None
         try:
             for position, indexes in enumerate(requests):
                 current, ahead = ahead, None
@@ -313,7 +238,7 @@ class ProviderGateway:
                     agent_id, embedder, flying=current is not None
                 ):
                     assert self._scheduler is not None
-                    ahead = _Ahead.send(
+                    ahead = Ahead.send(
                         self._scheduler, functools.partial(request, requests[position + 1])
                     )
                 answered = await (request(indexes) if current is None else current.answered())
@@ -458,7 +383,7 @@ class ProviderGateway:
             deadline=deadline,
             cancel=cancel,
         )
-        vectors = _vectors(raw, len(texts), self._dims.get(key))
+        vectors = checked_vectors(raw, len(texts), self._dims.get(key))
         # The first answer fixes the dimension; a later different one is an error, never a
         # silent mix of vector spaces (R-PROV-4).
         self._dims.setdefault(key, len(vectors[0]))
