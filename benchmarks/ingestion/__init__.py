@@ -35,9 +35,17 @@ runs `--repeats` times (3; 1 with `--quick`), alternating with the others, each 
 agent with new messages; the run of median ratio is reported, with every run's ratio beside
 it, because a shared machine's load moves single runs. Reported: claims, seconds, claims/s,
 the baseline's claims/s, the ratio (goal: bulk >= 0.8, turn by turn >= 0.6), the same ratio by
-the process's CPU seconds (every thread's; what the work costs, which a loaded machine's
-scheduling moves less than wall time), and the load average before and after. Results: a
-table on stdout, JSON to `benchmarks/results/ingestion.json`.
+the process's CPU seconds (every thread's, over the same span as the wall clock; what the
+work costs, which a loaded machine's scheduling moves less than wall time), and the load
+average before and after. Results: a table on stdout, JSON to
+`benchmarks/results/ingestion.json`.
+
+Last, **pipeline alone**: bulk again, `--repeats` times on new messages, in a service whose
+embedder answers at once with a fixed vector — the CPU the pipeline spends per claim besides
+the model's (extraction, the claim and vector stores, the drain, the working rebuild). With
+the model's own CPU per claim (the bulk baseline's) it gives bulk's **ceiling**, model /
+(model + pipeline): where the model alone keeps every core busy, as the local model does,
+nothing runs beside it for free, so no scheduling brings the wall ratio above that.
 """
 
 from __future__ import annotations
@@ -48,161 +56,34 @@ import json
 import os
 import platform
 import statistics
-import sys
 import tempfile
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.ingestion.alone import ceiling, pipeline_alone
+from benchmarks.ingestion.modes import (
+    Timed,
+    baseline,
+    bulk,
+    calls,
+    contents,
+    host_turns,
+    open_service,
+    say,
+    turn_by_turn,
+)
+from benchmarks.ingestion.texts import conversation, messages
 from memory_adapters.local_embedder import MiniLMEmbedder
 from memory_adapters.tapes import InMemoryTape
-from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.ports.providers import EmbeddingPurpose
 from memory_core.services.memory import MemoryService
-from memory_core.services.write.ingestion.types import TurnOutcome, TurnStatus
-from memory_plugins.bootstrap import open_memory
-from memory_plugins.loader import load_plugins
 
 __all__ = ["conversation", "main", "messages", "run"]
 
-RESULTS = Path(__file__).with_name("results") / "ingestion.json"
+RESULTS = Path(__file__).parent.with_name("results") / "ingestion.json"
 DEFAULT_MESSAGES = 300
 QUICK_MESSAGES = 60
 GOALS = {"bulk": 0.8, "turn_by_turn": 0.6}
-_SECONDS = 3_600.0  # deadlines of the benchmark's own calls: it measures, it never gives up
-
-_NAMES = ("Tom", "Ana", "Mei", "Omar", "Lena", "Ravi", "Ines", "Kofi", "Yuki", "Pavel")
-_RELATIVES = ("brother", "sister", "cousin", "neighbour", "colleague", "uncle", "aunt")
-_ACTIVITIES = ("kayaking", "climbing", "chess", "pottery", "sailing", "baking", "cycling")
-_PLACES = ("Porto", "Lyon", "Kyoto", "Accra", "Oslo", "Quito", "Tbilisi", "Hobart")
-_PETS = ("cat", "dog", "parrot", "rabbit", "tortoise")
-_INSTRUMENTS = ("violin", "cello", "oboe", "trumpet", "harp")
-
-
-class _Clock:
-    def monotonic(self) -> float:
-        return time.monotonic()
-
-
-_CLOCK = _Clock()
-
-
-def _calls() -> dict[str, Any]:
-    return {"deadline": Deadline.after(_CLOCK, _SECONDS), "cancel": CancellationToken()}
-
-
-def messages(count: int, *, seed: int = 0) -> list[str]:
-    """`count` distinct user messages the rules extractor turns into unslotted claims (no
-    message supersedes another, so every claim stays recallable and is embedded)."""
-    out: list[str] = []
-    for n in range(seed, seed + count):
-        name, relative = _NAMES[n % len(_NAMES)], _RELATIVES[n % len(_RELATIVES)]
-        place, activity = _PLACES[n % len(_PLACES)], _ACTIVITIES[n % len(_ACTIVITIES)]
-        match n % 4:
-            case 0:
-                text = f"I really enjoy {activity} with my {relative} {name} {n} on weekends."
-            case 1:
-                text = f"My {relative} {name} {n} plays the {_INSTRUMENTS[n % 5]} in {place}."
-            case 2:
-                text = f"I'm learning the language of {place} for trip number {n} next spring."
-            case _:
-                text = f"We adopted a {_PETS[n % 5]} called {name}-{n} while living in {place}."
-        out.append(text)
-    return out
-
-
-def conversation(path: Path, count: int, *, seed: int = 0) -> list[str]:
-    """`count` turns of the conversation at `path` (see the module docstring), from turn
-    `seed` on, round and round; each carries its position so repeats stay distinct texts."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data = [data] if isinstance(data, dict) else data  # one sample on its own
-    if all(isinstance(turn, str) for turn in data):
-        turns = list(data)
-    else:
-        turns = [
-            turn["text"]
-            for sample in data
-            for key, session in sample["conversation"].items()
-            if key.startswith("session_") and isinstance(session, list)
-            for turn in session
-            if isinstance(turn, dict) and str(turn.get("text", "")).strip()
-        ]
-    if not turns:
-        raise ValueError(f"{path}: no turns with text")
-    return [f"{turns[(seed + n) % len(turns)]} ({seed + n})" for n in range(count)]
-
-
-async def _baseline(model: MiniLMEmbedder, texts: Sequence[str], size: int) -> tuple[float, float]:
-    """Wall and CPU seconds the model takes for `texts` in requests of `size` (the gateway's)."""
-    started, cpu = time.perf_counter(), time.process_time()
-    for start in range(0, len(texts), size):
-        batch = list(texts[start : start + size])
-        await model.embed(batch, purpose=EmbeddingPurpose.BATCH, **_calls())
-    return time.perf_counter() - started, time.process_time() - cpu
-
-
-async def _until_embedded(memory: MemoryService, agent: str) -> None:
-    """Until no claim of `agent` waits for its embedding (polled: the drain is background
-    work with a bounded delay, not something a host awaits). One indexed row per poll: a
-    count of every pending claim would put the benchmark's own reads inside the clock."""
-    while memory.store.list_pending_embeddings(agent, limit=1):
-        await asyncio.sleep(0.01)
-
-
-async def _bulk(
-    memory: MemoryService, tape: InMemoryTape, texts: Sequence[str], agent: str
-) -> float:
-    for text in texts:
-        tape.append_message(agent, "user", text)
-        tape.append_message(agent, "assistant", "Noted.")
-    session = memory.session(agent, agent)
-    started = time.perf_counter()
-    session.after_turn_settled(TurnOutcome(status=TurnStatus.COMPLETED, had_tool_use=True))
-    await session.drain()
-    await _until_embedded(memory, agent)
-    return time.perf_counter() - started
-
-
-async def _turn_by_turn(
-    memory: MemoryService, tape: InMemoryTape, texts: Sequence[str], agent: str
-) -> float:
-    """Ingestion turn by turn: seconds from the first settled turn to the last embedded claim."""
-    session = memory.session(agent, agent)
-    started = time.perf_counter()
-    for text in texts:
-        tape.append_message(agent, "user", text)
-        tape.append_message(agent, "assistant", "Noted.")
-        session.after_turn_settled(TurnOutcome(status=TurnStatus.COMPLETED))
-        await asyncio.sleep(0)  # a host's loop moves on to other work between turns
-    await session.drain()
-    await _until_embedded(memory, agent)
-    return time.perf_counter() - started
-
-
-async def _host_turns(
-    memory: MemoryService, tape: InMemoryTape, texts: Sequence[str], agent: str
-) -> tuple[float, float]:
-    """A whole host turn by turn (recall included): seconds to the last embedded claim, and
-    the seconds spent inside `prepare_turn`."""
-    session = memory.session(agent, agent)
-    in_turns = 0.0
-    started = time.perf_counter()
-    for text in texts:
-        user = tape.append_message(agent, "user", text)
-        turn_started = time.perf_counter()
-        await session.prepare_turn(user.id, text)
-        in_turns += time.perf_counter() - turn_started
-        tape.append_message(agent, "assistant", "Noted.")
-        session.after_turn_settled(TurnOutcome(status=TurnStatus.COMPLETED))
-        await asyncio.sleep(0)
-    await session.drain()
-    await _until_embedded(memory, agent)
-    return time.perf_counter() - started, in_turns
-
-
-def _contents(memory: MemoryService, agent: str) -> list[str]:
-    return [claim.content for claim in memory.store.list_claims(agent, limit=1_000_000)]
 
 
 def _figures(
@@ -238,24 +119,21 @@ def _median_of(runs: list[dict[str, Any]], mode: str) -> dict[str, Any]:
 
 
 async def _measured(
-    memory: MemoryService, model: MiniLMEmbedder, work: Awaitable[Any], agent: str
+    memory: MemoryService, model: MiniLMEmbedder, work: Awaitable[Timed], agent: str
 ) -> dict[str, Any]:
     """One run of a mode (`work`, on `agent`): its figures against two baselines on the
     claim texts it stored."""
-    cpu = time.process_time()
-    result = await work
-    cpu = time.process_time() - cpu
-    seconds, in_turns = result if isinstance(result, tuple) else (result, None)
-    stored = _contents(memory, agent)
+    timed = await work
+    stored = contents(memory, agent)
     size = memory.settings.embedding_batch_size
-    baselines = [await _baseline(model, stored, size) for _ in range(2)]
-    row = _figures(len(stored), seconds, cpu, baselines)
-    if in_turns is not None:
-        row["prepare_turn_seconds"] = round(in_turns, 3)
+    baselines = [await baseline(model, stored, size) for _ in range(2)]
+    row = _figures(len(stored), timed.seconds, timed.cpu, baselines)
+    if timed.in_turns is not None:
+        row["prepare_turn_seconds"] = round(timed.in_turns, 3)
         # The host's time outside its turns: what ingestion adds once the turns are paid
         # (its work that overlapped a turn's awaits is not in it, nor is any slowdown it
         # caused inside a turn — read it beside the end-to-end ratio, never instead).
-        outside = seconds - in_turns
+        outside = timed.seconds - timed.in_turns
         row["outside_turns_seconds"] = round(outside, 3)
         row["outside_turns_ratio"] = round(
             (len(stored) / outside) / row["baseline_claims_per_s"], 3
@@ -267,43 +145,42 @@ async def _run(
     root: Path, count: int, repeats: int, host: bool, source: Path | None
 ) -> dict[str, Any]:
     tape, model = InMemoryTape(), MiniLMEmbedder()
-    # The model is given as an override so the baseline can call the very same instance; the
-    # service still wraps it in its guard, as it does the plugin's product.
-    memory = open_memory(
-        root / "data",
-        tape=tape,
-        overrides={"embedding_provider": model},
-        registry=load_plugins(strict=True, distributions={"agent-memory"}).registry,
-    )
-    modes: dict[str, Callable[..., Awaitable[Any]]] = {
-        "bulk": _bulk,
-        "turn_by_turn": _turn_by_turn,
+    memory = open_service(root / "data", tape, model)
+    modes: dict[str, Callable[..., Awaitable[Timed]]] = {
+        "bulk": bulk,
+        "turn_by_turn": turn_by_turn,
     }
     if host:
-        modes["host_turn_by_turn"] = _host_turns
+        modes["host_turn_by_turn"] = host_turns
     runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
+
+    def texts_of(seed: int) -> list[str]:
+        if source is None:
+            return messages(count, seed=seed * count)
+        return conversation(source, count, seed=seed * count)
+
     try:
-        await memory.gateway.warm(agent_id="bench-warm", **_calls())  # the model loads here
+        await memory.gateway.warm(agent_id="bench-warm", **calls())  # the model loads here
         # Each repeat runs every mode in turn, each followed by two baselines on the claim
         # texts it stored; every mode on an agent of its own, with messages of its own.
         seed = 0
         for repeat in range(repeats):
             for mode, work in modes.items():
                 agent = f"bench-{mode}-{repeat}"
-                texts = (
-                    messages(count, seed=seed * count)
-                    if source is None
-                    else conversation(source, count, seed=seed * count)
-                )
+                texts = texts_of(seed)
                 seed += 1
                 row = await _measured(memory, model, work(memory, tape, texts, agent), agent)
                 runs[mode].append(row)
-                _say(f"  {mode} {repeat + 1}/{repeats}: {row}")
+                say(f"  {mode} {repeat + 1}/{repeats}: {row}")
     finally:
         await memory.aclose()
     report: dict[str, Any] = {"messages": count, "repeats": repeats}
     for mode, rows in runs.items():
         report[mode] = _median_of(rows, mode)
+    report["pipeline_alone"] = await pipeline_alone(
+        root / "instant", [texts_of(seed + repeat) for repeat in range(repeats)]
+    )
+    report["bulk_ceiling"] = ceiling(report["bulk"], report["pipeline_alone"])
     return report
 
 
@@ -330,10 +207,6 @@ def run(
     return report
 
 
-def _say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def _table(report: dict[str, Any]) -> str:
     lines = [
         f"ingestion, {report['messages']} user messages per mode"
@@ -353,6 +226,12 @@ def _table(report: dict[str, Any]) -> str:
             f"{row['baseline_claims_per_s']:>11.1f}{row['ratio']:>7.2f}{row['cpu_ratio']:>10.2f}"
             f"{goal:>6}"
         )
+    bound = report["bulk_ceiling"]
+    lines.append(
+        f"pipeline alone (bulk on an instant embedder): {bound['pipeline_cpu_ms_per_claim']:.2f}"
+        f" ms CPU per claim, the model {bound['model_cpu_ms_per_claim']:.2f}; bulk's ceiling"
+        f" where the model fills every core: {bound['ratio']:.2f}"
+    )
     host = report.get("host_turn_by_turn")
     if host is not None:
         lines.append(
@@ -386,7 +265,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2) + "\n")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
