@@ -38,7 +38,10 @@ def messages(count: int, *, seed: int = 0) -> list[str]:
 
 def conversation(path: Path, count: int, *, seed: int = 0) -> list[str]:
     """`count` turns of the conversation at `path` (see the module docstring), from turn
-    `seed` on, round and round; each carries its position so repeats stay distinct texts."""
+    `seed` on, round and round. Each turn is its text as said; only a turn the window takes a
+    second time carries a mark (" (again 1)"), so a window longer than the conversation stays
+    distinct texts. Every turn marked — its position, as before — put a number in each: the
+    date-phrase scan then read every sentence, where it reads a fifth of LoCoMo's."""
     data = json.loads(path.read_text(encoding="utf-8"))
     data = [data] if isinstance(data, dict) else data  # one sample on its own
     if all(isinstance(turn, str) for turn in data):
@@ -54,4 +57,8 @@ def conversation(path: Path, count: int, *, seed: int = 0) -> list[str]:
         ]
     if not turns:
         raise ValueError(f"{path}: no turns with text")
-    return [f"{turns[(seed + n) % len(turns)]} ({seed + n})" for n in range(count)]
+    texts = [turns[(seed + n) % len(turns)] for n in range(count)]
+    return [
+        text if (again := n // len(turns)) == 0 else f"{text} (again {again})"
+        for n, text in enumerate(texts)
+    ]

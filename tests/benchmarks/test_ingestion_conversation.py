@@ -1,5 +1,5 @@
 """The ingestion benchmark's messages from a conversation file (issue 15): a plain list of
-turns or a LoCoMo-style file, turn after turn from the seed, each text distinct."""
+turns or a LoCoMo-style file, turn after turn from the seed, each text as said and distinct."""
 
 from __future__ import annotations
 
@@ -28,10 +28,12 @@ LOCOMO_STYLE = [
 def test_the_turns_come_in_order_round_and_round(data: object, tmp_path: Path) -> None:
     path = tmp_path / "conversation.json"
     path.write_text(json.dumps(data))
-    assert conversation(path, 3, seed=1) == [
-        "Nice! What is its name? (1)",
-        "I adopted a cat. (2)",
-        "Nice! What is its name? (3)",
+    assert conversation(path, 5, seed=1) == [
+        "Nice! What is its name?",
+        "I adopted a cat.",
+        "Nice! What is its name? (again 1)",
+        "I adopted a cat. (again 1)",
+        "Nice! What is its name? (again 2)",
     ]
 
 
