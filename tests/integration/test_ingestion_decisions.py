@@ -514,3 +514,42 @@ def test_llm_challenge_of_a_live_target_is_a_conflict_record(
     [conflict] = store.list_conflicts(AGENT, limit=10)
     assert conflict.target.id == target.id
     assert conflict.challenger.content == "The user dislikes tea."
+
+
+def test_new_slots_share_the_plan_s_one_insert(
+    store: ApswClaimStore, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 15, R-LINEAGE-1: slots nobody holds and plain additions are stored in one
+    insert transaction; a slot held already is still retired with its lineage edge, and of
+    two states of one slot in the plan the later said retires the earlier."""
+    held = _seed(store, "The user lives in Paris.", slot="user.home_city")
+    batches: list[int] = []
+    insert_many = store.insert_many
+
+    def counted(drafts: Sequence[ClaimDraft], **kw: object) -> object:
+        batches.append(len(drafts))
+        return insert_many(drafts, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "insert_many", counted)
+    report = _decide(
+        DecisionService(store, settings=MemorySettings()),
+        clock,
+        CandidateClaim(content="The user works at Acme.", slot="user.employer"),
+        CandidateClaim(content="The user likes tea."),
+        CandidateClaim(content="The user is called Sam.", slot="user.name"),
+        CandidateClaim(content="The user lives in Berlin.", slot="user.home_city"),
+        CandidateClaim(content="The user drives a Volvo.", slot="user.car"),
+        CandidateClaim(content="The user drives a Saab.", slot="user.car"),
+    )
+    assert batches == [1, 3]  # the first state of user.car alone, then one batch
+    assert _live(store) == {
+        "The user works at Acme.",
+        "The user likes tea.",
+        "The user is called Sam.",
+        "The user lives in Berlin.",
+        "The user drives a Saab.",
+    }
+    berlin = next(c for c in store.list_claims(AGENT) if c.slot == "user.home_city")
+    assert store.get(AGENT, held.id).superseded_by == berlin.id
+    volvo = next(c for c in store.list_claims(AGENT, include_inactive=True) if "Volvo" in c.content)
+    assert not volvo.is_recallable and (volvo.id, volvo.superseded_by) in report.superseded

@@ -11,6 +11,7 @@ candidate returns to an earlier value (Paris → Berlin → Paris). Nothing ever
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 from enum import Enum
@@ -67,19 +68,27 @@ class PlanWriter:
     def apply(self, plan: DecisionPlan) -> WriteReport:
         context, tally = plan.context, Tally(plan)
         adds: list[ClaimDraft] = []
+        named = Counter(write.draft.slot for write in plan.writes if write.draft.slot)
         # In the order things were said, so that of two states of one slot in one batch the
         # later-said one is written last and retires the earlier (stable: ties keep the
         # extractor's order).
         for write in sorted(plan.writes, key=lambda planned: planned.said_order):
-            self._carry_out(context, write, adds, tally)
+            self._carry_out(context, write, adds, tally, shared=named[write.draft.slot] > 1)
         self._insert_all(context, adds, tally)
         self._suggest(context, plan.suggestions, tally)
         return tally.report()
 
     def _carry_out(
-        self, context: WriteContext, write: PlannedWrite, adds: list[ClaimDraft], tally: Tally
+        self,
+        context: WriteContext,
+        write: PlannedWrite,
+        adds: list[ClaimDraft],
+        tally: Tally,
+        *,
+        shared: bool,
     ) -> None:
-        """One planned write; plain additions are collected in `adds` for one insert."""
+        """One planned write; plain additions are collected in `adds` for one insert.
+        `shared`: another write of the plan names the draft's slot."""
         action = write.action
         if action is DecisionAction.NOOP:
             tally.noop += 1
@@ -95,7 +104,7 @@ class PlanWriter:
             if not self._challenge(context, write.target, write.draft, tally):
                 adds.append(write.draft)  # the target moved: a plain add, as before
         elif write.draft.slot is not None:
-            self._slot_write(context, write.draft, tally)
+            self._slot_write(context, write.draft, tally, adds=None if shared else adds)
         else:
             tally.challenged += action is DecisionAction.CHALLENGE
             adds.append(write.draft)
@@ -160,18 +169,31 @@ class PlanWriter:
         tally.record(outcome)
         return True
 
-    def _slot_write(self, context: WriteContext, draft: ClaimDraft, tally: Tally) -> None:
+    def _slot_write(
+        self,
+        context: WriteContext,
+        draft: ClaimDraft,
+        tally: Tally,
+        *,
+        adds: list[ClaimDraft] | None,
+    ) -> None:
         """A slot holds one value: the candidate retires the live holder of its slot in its
         scope — the store answers with the successor: the draft inserted, its live twin, or
         its retired row revived — or is inserted when there is none. Holders left by writes
         around this step are retired in turn, newest first, until the lookup answers with
-        the successor itself (one newer than the successor can hide older ones from it)."""
+        the successor itself (one newer than the successor can hide older ones from it).
+
+        Given `adds` (no other write of the plan names the slot, so none can look it up
+        after this one), a slot nobody holds takes the draft as a plain addition: one
+        insert transaction for the plan instead of one per new slot (issue 15)."""
         assert draft.slot is not None
         successor: str | None = None
         for _ in range(_MAX_SLOT_HOLDERS):
             holder = self._store.find_live_by_slot(context.agent_id, context.scope, draft.slot)
             if holder is None:
-                if successor is None:
+                if successor is None and adds is not None:
+                    adds.append(draft)
+                elif successor is None:
                     self._insert_all(context, [draft], tally)
                 return
             if holder.id == successor:
