@@ -89,16 +89,12 @@ def read_identity(
         rows = conn.execute(
             f"SELECT provider, model, dim, format_version FROM {prefix}embedding_meta"
         ).fetchall()
-        column = conn.execute(
-            "SELECT data_type FROM duckdb_columns() WHERE database_name = "
-            f"{sql_literal(catalog) if catalog else 'current_database()'} "
-            "AND table_name = 'memory_vector' AND column_name = 'embedding'"
-        ).fetchall()
-        id_column = conn.execute(
-            "SELECT data_type FROM duckdb_columns() WHERE database_name = "
-            f"{sql_literal(catalog) if catalog else 'current_database()'} "
-            "AND table_name = 'memory_vector' AND column_name = 'memory_id'"
-        ).fetchall()
+        # One catalog lookup for both columns: the self-check runs on every open.
+        columns = dict(
+            conn.execute(
+                "SELECT name, type FROM pragma_table_info(?)", [f"{prefix}memory_vector"]
+            ).fetchall()
+        )
     except duckdb.CatalogException as exc:
         raise UnusableStore("vector store schema is missing") from exc
     if len(rows) != 1:
@@ -108,7 +104,7 @@ def read_identity(
         raise UnusableStore(f"vector store format_version {version}, expected {FORMAT_VERSION}")
     if not isinstance(dim, int) or dim <= 0:
         raise UnusableStore("vector store meta has no positive dim")
-    if column != [(f"FLOAT[{dim}]",)] or id_column != [("VARCHAR",)]:
+    if columns.get("embedding") != f"FLOAT[{dim}]" or columns.get("memory_id") != "VARCHAR":
         raise UnusableStore("vector store table does not match its meta dim")
     return EmbeddingIdentity(provider=provider, model=model, dim=dim)
 
