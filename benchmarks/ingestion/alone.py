@@ -9,48 +9,20 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.ingestion.modes import bulk, calls, contents, open_service, say
+from benchmarks.recall import FixedQueryEmbedder
 from memory_adapters.local_embedder import MINILM_DIMENSIONS
 from memory_adapters.tapes import InMemoryTape
-from memory_core.domain.cancellation import CancellationToken, Deadline
-from memory_core.ports.providers import EmbeddingPurpose
 
-__all__ = ["InstantEmbedder", "ceiling", "pipeline_alone"]
-
-
-class InstantEmbedder:
-    """An embedder that costs nothing: one fixed unit vector per text, so a run on it is the
-    pipeline's own work (extraction, the stores, the drain) without the model's."""
-
-    provider_id = "bench"
-    model_id = "instant"
-
-    def __init__(self, dimensions: int) -> None:
-        self._vector = (1.0, *([0.0] * (dimensions - 1)))
-        self._dimensions = dimensions
-
-    async def dimensions(self, *, deadline: Deadline, cancel: CancellationToken) -> int:
-        return self._dimensions
-
-    async def embed(
-        self,
-        texts: Sequence[str],
-        *,
-        purpose: EmbeddingPurpose,
-        deadline: Deadline,
-        cancel: CancellationToken,
-    ) -> Sequence[Sequence[float]]:
-        return [self._vector] * len(texts)
-
-    async def aclose(self) -> None:
-        return None
+__all__ = ["ceiling", "pipeline_alone"]
 
 
 async def pipeline_alone(root: Path, texts: Sequence[Sequence[str]]) -> dict[str, Any]:
-    """Bulk on an instant embedder, once per list of `texts`: the process CPU the pipeline
-    spends per claim besides the model's (the run of median CPU per claim, every run's beside
-    it). Inside the same clock as bulk: from `after_turn_settled` to the last embedded claim."""
+    """Bulk on an instant embedder (one fixed vector for every text), once per list of
+    `texts`: the process CPU the pipeline spends per claim besides the model's (the run of
+    median CPU per claim, every run's beside it). Inside the same clock as bulk: from
+    `after_turn_settled` to the last embedded claim."""
     tape = InMemoryTape()
-    memory = open_service(root, tape, InstantEmbedder(MINILM_DIMENSIONS))
+    memory = open_service(root, tape, FixedQueryEmbedder(MINILM_DIMENSIONS))
     rows: list[dict[str, Any]] = []
     try:
         await memory.gateway.warm(agent_id="bench-warm", **calls())
