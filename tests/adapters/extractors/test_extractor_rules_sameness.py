@@ -156,7 +156,8 @@ _MOOD_PIECES = st.sampled_from(
     ["If", "if", "So,", "ok", "well", "what if", "let's say", "In my dream", "I", "we", "WE",
      "might", "may", "could", "wish", "would", "maybe", "Perhaps", "someday", "some day",
      "one day", "not sure if", "thinking about maybe", "Imagine", "say", "move", "Berlin",
-     " ", "  ", ",", ".", "?", "\t", "\u0130", "\u0131", "\u212a", "mightily", "sayings"]
+     " ", "  ", ",", ".", "?", "\t", "\u0130", "\u0131", "\u212a", "mightily", "sayings",
+     "MIGHT", "MaY", "Some\tDay", "SURE", "\u017fure", "someday.", "birthday", "Wouldn't"]
 )  # fmt: skip
 
 
