@@ -35,11 +35,11 @@ _HEDGE = re.compile(
     r"\s+maybe)\b",
     re.IGNORECASE,
 )
-# One of these is in every text `_HEDGE` matches ("maybe" holds "may", "some day" and "one
-# day" hold "day", "not sure if" holds "sure"). Over ASCII a case-insensitive literal matches
-# exactly what lower-casing makes equal, so an ASCII sentence holding none of them is not
-# searched (the search tries the alternation at every character: 6 of the 8 µs `is_statement`
-# spent on a sentence of a conversation, most of which hold none; issue 15); other text is always searched.
+# Every text `_HEDGE` matches holds one of these ("maybe" holds "may", "one day" holds "day",
+# "not sure if" holds "sure"). Over ASCII a case-insensitive literal matches exactly what
+# lower-casing makes equal, so an ASCII sentence holding none is not searched: the search
+# tries the alternation at every character, 6 of the 8 µs of a conversation's sentence in
+# `is_statement`, and most hold none (issue 15). Other text is always searched.
 _HEDGE_WORDS = ("might", "may", "could", "wish", "would", "perhaps", "day", "sure")
 _SARCASM = re.compile(
     r"^\W*(?:oh\s+(?:great|joy|wonderful|brilliant|sure|fantastic)|great,?\s+just\s+great"

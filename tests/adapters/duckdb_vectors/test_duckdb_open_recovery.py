@@ -178,6 +178,16 @@ def test_an_orphan_v2_wal_is_deleted(open_store: Opener, calls: Calls, root: Pat
         pytest.param("UPDATE embedding_meta SET format_version = 1", id="old-format"),
         pytest.param("UPDATE embedding_meta SET dim = 8", id="meta-disagrees-with-column"),
         pytest.param("DROP TABLE memory_vector", id="no-vector-table"),
+        pytest.param(
+            "DROP TABLE memory_vector; CREATE TABLE memory_vector "
+            "(memory_id BIGINT PRIMARY KEY, embedding FLOAT[4])",
+            id="ids-not-text",
+        ),
+        pytest.param(
+            "DROP TABLE memory_vector; CREATE TABLE memory_vector "
+            "(memory_id VARCHAR PRIMARY KEY, vector FLOAT[4])",
+            id="no-embedding-column",
+        ),
     ],
 )
 def test_a_v2_file_failing_its_self_check_is_replaced_only_when_creating(
